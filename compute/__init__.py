@@ -1,0 +1,1 @@
+"""Pure compute packages: numpy/torch only, never Django, Celery, Channels or Plotly."""

@@ -1,0 +1,1 @@
+"""What the paper packages share: the reporter protocol, seeding, devices (and later the tiny LM/GRPO core)."""
