@@ -1,0 +1,49 @@
+"""Signal handlers: catalog sync after migrate; Celery failures (hard time limit, lost worker) end the run."""
+
+from __future__ import annotations
+
+import logging
+
+from celery.signals import task_failure, worker_ready
+from django.db.models.signals import post_migrate
+from django.dispatch import receiver
+
+log = logging.getLogger(__name__)
+
+
+@receiver(post_migrate)
+def _sync_after_migrate(sender, **kwargs):  # type: ignore[no-untyped-def]
+    if getattr(sender, "name", "") != "apps.lab":
+        return
+    from .catalog import sync_catalog
+
+    sync_catalog()
+
+
+@task_failure.connect
+def _task_failed(sender=None, task_id=None, exception=None, args=None, einfo=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Runs in the worker's main process when a child was killed (time limit, SIGKILL): fail the run."""
+    if getattr(sender, "name", "") != "lab.execute_run" or not args:
+        return
+    from .models import Run, RunStatus
+
+    run = Run.objects.filter(pk=args[0]).first()
+    if run is None or run.is_terminal:
+        return
+    reason = f"{type(exception).__name__}: {exception}" if exception else "task failed"
+    if "TimeLimitExceeded" in reason:
+        reason = f"hard time limit exceeded ({reason}): the worker process was killed"
+    run.transition(RunStatus.FAILED, error=reason, traceback=str(einfo or ""))
+    from .events import publish_state
+
+    publish_state(run)
+
+
+@worker_ready.connect
+def _reap_on_start(**kwargs):  # type: ignore[no-untyped-def]
+    from .reaper import reap_stale_runs
+
+    try:
+        reap_stale_runs()
+    except Exception:  # noqa: BLE001 - never block worker start
+        log.exception("reaper failed at worker start")
