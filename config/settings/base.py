@@ -86,7 +86,7 @@ TEMPLATES = [
     }
 ]
 
-# --- static files (plotly.min.js is vendored from the plotly package by `manage.py vendorassets`) --
+# --- static files (plotly.min.js is served straight from the installed plotly package) ------------
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static", ("lab", BASE_DIR / "frontend")]
@@ -183,3 +183,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "INFO"},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
+
+# WhiteNoise serves static files from the finders too (plotly.min.js from the plotly package),
+# so a deployment works with or without `collectstatic`.
+WHITENOISE_USE_FINDERS = True

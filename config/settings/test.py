@@ -20,3 +20,4 @@ REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/m
 # a controllable fake paper used by the platform's own tests
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.demo_paper"]  # noqa: F405
 PAPERLAB = {**PAPERLAB, "STALE_AFTER_SECONDS": 6, "HEARTBEAT_SECONDS": 1}  # noqa: F405
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
