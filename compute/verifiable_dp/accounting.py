@@ -73,7 +73,7 @@ def dlap_digits(eps: float, tail_bits: int = TAIL_BITS) -> int:
     """L = the smallest L with α^{2^L} < 2^-tail_bits, α = e^-ε (so 2^L·ε > tail_bits·ln 2)."""
     need = tail_bits * math.log(2.0) / eps
     L = 0
-    while 2.0**L <= need:
+    while need >= 2.0**L:
         L += 1
     return L
 
@@ -86,7 +86,7 @@ def digit_probs(eps: float, L: int) -> np.ndarray:
 
 def thresholds(eps: float, L: int, k: int) -> list[int]:
     """Public comparison thresholds T_i = round(p_i·2^k), so d_i = 1[U < T_i] with U uniform on [0, 2^k)."""
-    return [int(round(float(p) * 2**k)) for p in digit_probs(eps, L)]
+    return [round(float(p) * 2**k) for p in digit_probs(eps, L)]
 
 
 def digits_pmf(probs: np.ndarray) -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any
 
 class _FromParams:
     @classmethod
-    def from_params(cls, params: dict[str, Any]):  # noqa: ANN206 - returns cls
+    def from_params(cls, params: dict[str, Any]):
         """Build from the validated params dict (ignores run fields such as ``device``)."""
         names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
         return cls(**{k: v for k, v in params.items() if k in names})

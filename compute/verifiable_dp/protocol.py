@@ -20,9 +20,9 @@ import hashlib
 import math
 import secrets
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterator
 
 import numpy as np
 
@@ -34,6 +34,19 @@ from .shares import Shared, deal, lin, private_input
 MECHANISMS = ("sn_vbm", "sn_vlm", "independent", "central_binomial", "central_laplace")
 CHEATS = ("none", "non_bit_coin", "wrong_opening", "bad_triple", "coin_changed", "wrong_final_share")
 OPENING_BYTES = 2 * grp.SCALAR_BYTES  # (value, randomness)
+
+
+def less_than_plain(us: list[int], t: int) -> int:
+    """The comparison recurrence of ``Session.less_than`` evaluated in the clear (reference for tests)."""
+    if not 0 <= t < 2 ** len(us):
+        raise ValueError("the public threshold must fit in k bits")
+    t0 = t & 1
+    lt = t0 * (1 - us[0])
+    for lvl in range(1, len(us)):
+        tl = (t >> lvl) & 1
+        eq = us[lvl] if tl else 1 - us[lvl]
+        lt = tl * (1 - us[lvl]) + eq * lt
+    return lt
 
 
 class Rejected(Exception):
@@ -149,8 +162,11 @@ class Session:
         return private_input(self.m, p, bit, r, c)
 
     def open(self, x: Shared, name: str, detail: str) -> int:
-        """Every prover publishes its share and randomness; V checks each against the public commitment."""
-        total = 0
+        """Every prover publishes its share and randomness (v_p, s_p); V checks Com(Σv; Σs) = Σ_p C_p.
+
+        On failure V checks each opening against the prover's own commitment to name the cheater.
+        """
+        vs, ss = [], []
         for p in range(self.m):
             v, s = x.val[p], x.rnd[p]
             if name == "Beaver openings" and self._cheat_now("wrong_opening", p):
@@ -160,11 +176,17 @@ class Session:
                 v = (v + self.final_shift) % grp.ELL
                 if self.cheat == "wrong_final_share":
                     s = grp.rand_scalar()
-            self.c.openings += 1
-            self.c.bytes_provers += OPENING_BYTES
-            self.check(name, grp.commit(v, s) == x.coms[p], f"prover {p}, {detail}")
-            total += v
-        return total % grp.ELL
+            vs.append(v)
+            ss.append(s)
+        self.c.openings += self.m
+        self.c.bytes_provers += self.m * OPENING_BYTES
+        total = sum(vs) % grp.ELL
+        if grp.commit(total, sum(ss)) != x.agg:
+            for p in range(self.m):
+                self.check(name, grp.commit(vs[p], ss[p]) == x.coms[p], f"prover {p}, {detail}")
+            self.check(name, False, detail)
+        self.check(name, True, detail)
+        return total
 
     def deal_triples(self, n: int) -> None:
         """Ideal dealer: n committed triples, each verified by SPDZ sacrifice against a second one.
@@ -192,7 +214,9 @@ class Session:
             rho = self.open(lin([(r, a), (-1, a2)]), "sacrifice openings", f"triple {t} ρ")
             sigma = self.open(lin([(1, b), (-1, b2)]), "sacrifice openings", f"triple {t} σ")
             z = self.open(
-                lin([(r, c), (-1, c2), (-sigma, a2), (-rho, b2)], const=-sigma * rho), "sacrifice openings", f"triple {t}"
+                lin([(r, c), (-1, c2), (-sigma, a2), (-rho, b2)], const=-sigma * rho),
+                "sacrifice openings",
+                f"triple {t}",
             )
             self.check("triple sacrifice", z == 0, f"triple {t}: rγ − γ′ − σα′ − ρβ′ − σρ ≠ 0")
             self.triples.append((a, b, c))
@@ -237,24 +261,30 @@ class Session:
         with self.phase("xor fold"):
             out = []
             for j, row in enumerate(bits):
-                u = row[0]
-                for p in range(1, self.m):
-                    ua = self.mul(u, row[p], f"xor coin {j} prover {p}")
-                    u = lin([(1, u), (1, row[p]), (-2, ua)])  # u ⊕ a = u + a − 2ua
-                out.append(u)
+                out.append(self.xor_fold(row, f"xor coin {j}"))
                 self.tick("xor fold", j + 1, n)
             self.c.shared_coins += n
         return out
 
+    def xor_fold(self, row: list[Shared], label: str) -> Shared:
+        """b = a_0 ⊕ … ⊕ a_{m−1} by u ← u + a − 2·u·a (m−1 Beaver multiplications)."""
+        u = row[0]
+        for p in range(1, len(row)):
+            ua = self.mul(u, row[p], f"{label} prover {p}")
+            u = lin([(1, u), (1, row[p]), (-2, ua)])  # u ⊕ a = u + a − 2ua
+        return u
+
     def flip(self, bs: list[Shared], vs: list[int]) -> list[Shared]:
         """c_j = v_j ⊕ b_j = v_j + (1 − 2v_j)·b_j, linear in b_j because v_j is public."""
-        return [lin([(1 - 2 * v, b)], const=v) for b, v in zip(bs, vs)]
+        return [lin([(1 - 2 * v, b)], const=v) for b, v in zip(bs, vs, strict=False)]
 
     def less_than(self, us: list[Shared], t: int, label: str) -> Shared:
         """[1[U < T]] for shared bits u_0..u_{k−1} (LSB first) and public T, with k−1 multiplications.
 
         lt_0 = T_0(1 − u_0);  lt_l = T_l(1 − u_l) + eq_l·lt_{l−1},  eq_l = 1 − (u_l ⊕ T_l) (linear: T_l public).
         """
+        if not 0 <= t < 2 ** len(us):
+            raise ValueError("the public threshold must fit in k bits (p_i < ½ gives T_i ≤ 2^(k−1))")
         t0 = t & 1
         lt = lin([(-t0, us[0])], const=t0)
         for lvl in range(1, len(us)):
@@ -339,9 +369,22 @@ def run_protocol(
                     coins_used = 2 * L * k
                 released = true_count + z
             return ProtocolResult(
-                mechanism, m, None, "not verifiable (trusted curator)", "", true_count, released, released - true_count,
-                coins_used, noise_sd, sess.phases, sess.checks, sess.c, 0.0, time.perf_counter() - t_start,
-            )  # fmt: skip
+                mechanism,
+                m,
+                None,
+                "not verifiable (trusted curator)",
+                "",
+                true_count,
+                released,
+                released - true_count,
+                coins_used,
+                noise_sd,
+                sess.phases,
+                sess.checks,
+                sess.c,
+                0.0,
+                time.perf_counter() - t_start,
+            )
         with sess.phase("records"):
             x = sess.records(records)
         if mechanism == "sn_vbm":
@@ -395,7 +438,20 @@ def run_protocol(
         accepted, failed, detail = False, rej.check, rej.detail
         released = None
     return ProtocolResult(
-        mechanism, m, accepted, failed, detail, true_count, released,
-        None if released is None else released - true_count, coins_used, noise_sd, sess.phases, sess.checks, sess.c,
-        sess.dealer_seconds, time.perf_counter() - t_start, sess.cheat_done,
-    )  # fmt: skip
+        mechanism,
+        m,
+        accepted,
+        failed,
+        detail,
+        true_count,
+        released,
+        None if released is None else released - true_count,
+        coins_used,
+        noise_sd,
+        sess.phases,
+        sess.checks,
+        sess.c,
+        sess.dealer_seconds,
+        time.perf_counter() - t_start,
+        sess.cheat_done,
+    )

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from compute.core.reporter import Reporter
-from compute.core.runtime import seed_everything
 
 from . import accounting as acc
 from .config import ErrorConfig, LoadConfig, PrivacyConfig, ProtocolConfig
@@ -43,22 +42,29 @@ def _report_transcript(res: ProtocolResult, reporter: Reporter) -> None:
     reporter.table("load", [{"quantity": k, "count": v} for k, v in vars(res.counters).items()])
     checklist = [{"check": name, "passed": n, "status": "pass"} for name, n in res.checks.items()]
     if res.accepted is False:
-        checklist.append({"check": res.failed_check, "passed": res.checks.get(res.failed_check, 0),
-                          "status": f"FAIL: {res.failed_detail}"})  # fmt: skip
+        checklist.append(
+            {
+                "check": res.failed_check,
+                "passed": res.checks.get(res.failed_check, 0),
+                "status": f"FAIL: {res.failed_detail}",
+            }
+        )
     reporter.table("checklist", checklist)
 
 
 def protocol_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     """Run SN-VBM / SN-VLM / independent / central on synthetic records; V's verdict, transcript and load."""
     cfg = ProtocolConfig.from_params(params)
-    rng = seed_everything(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)  # data / Monte Carlo only; protocol secrets use `secrets`
     m = cfg.m
     cheater = cfg.cheater % m
     est = estimate_seconds(cfg.mechanism, m, cfg.eps, cfg.delta, cfg.k, cfg.coins_override)
     if est > 60:
         reporter.log(f"{cfg.mechanism} at ε={cfg.eps:g} needs ≈{est:.0f} s on 2 cores (coins grow as 1/ε²)", "warning")
     if cfg.public_coins == "fiat_shamir":
-        reporter.log("Fiat–Shamir public coins can be ground by colluding provers; interactive V is the default", "warning")
+        reporter.log(
+            "Fiat–Shamir public coins can be ground by colluding provers; interactive V is the default", "warning"
+        )
     cheats = ["none", *[c for c in CHEATS if c != "none"]] if cfg.cheat == "all" else [cfg.cheat] * cfg.repeats
     if cfg.cheat == "all":
         cheats = ["none"] * cfg.repeats + cheats[1:]
@@ -69,19 +75,38 @@ def protocol_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         records = [(rng.random(cfg.records_per_prover) < cfg.record_rate).astype(np.int8) for _ in range(m)]
 
         def prog(what: str, done: int, total: int, i: int = i) -> None:
-            reporter.progress((i + done / max(total, 1)) / len(cheats), f"run {i + 1}/{len(cheats)}: {what} {done}/{total}")
+            reporter.progress(
+                (i + done / max(total, 1)) / len(cheats), f"run {i + 1}/{len(cheats)}: {what} {done}/{total}"
+            )
 
         res = run_protocol(
-            cfg.mechanism, m, records, cfg.eps, cfg.delta, k=cfg.k, cheat=cheat, cheater=cheater,
-            cheat_coin=int(rng.integers(0, 1 << 30)), n_coins=cfg.coins_override,
-            fiat_shamir_coins=cfg.public_coins == "fiat_shamir", on_progress=prog,
-        )  # fmt: skip
+            cfg.mechanism,
+            m,
+            records,
+            cfg.eps,
+            cfg.delta,
+            k=cfg.k,
+            cheat=cheat,
+            cheater=cheater,
+            cheat_coin=int(rng.integers(0, 1 << 30)),
+            n_coins=cfg.coins_override,
+            fiat_shamir_coins=cfg.public_coins == "fiat_shamir",
+            on_progress=prog,
+        )
         if first is None or (cfg.cheat not in ("none", "all") and i == 0):
             first = res
         verdict = {None: "unverifiable", True: "accept", False: "reject"}[res.accepted]
-        verdicts.append({"run": i, "cheat": cheat, "injected": res.cheat_injected or cheat == "none",
-                         "verdict": verdict, "failing check": res.failed_check, "where": res.failed_detail,
-                         "seconds": round(res.seconds, 3)})  # fmt: skip
+        verdicts.append(
+            {
+                "run": i,
+                "cheat": cheat,
+                "injected": res.cheat_injected or cheat == "none",
+                "verdict": verdict,
+                "failing check": res.failed_check,
+                "where": res.failed_detail,
+                "seconds": round(res.seconds, 3),
+            }
+        )
         if cheat == "none":
             n_honest += 1
             accepted_honest += res.accepted is not False
@@ -128,7 +153,7 @@ def _sample_vlm(rng: np.random.Generator, ts: list[int], k: int, n: int) -> np.n
 def error_vs_provers(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     """RMSE vs m: shared noise (one sample for all provers) vs independent per-prover noise, analytic + MC."""
     cfg = ErrorConfig.from_params(params)
-    rng = seed_everything(cfg.seed)
+    rng = np.random.default_rng(cfg.seed)  # data / Monte Carlo only; protocol secrets use `secrets`
     ms = np.arange(1, cfg.m_max + 1)
     n = cfg.mc_draws
     rows, summary = [], {}
@@ -169,14 +194,19 @@ def error_vs_provers(params: dict[str, Any], reporter: Reporter) -> dict[str, An
             slope = float(np.polyfit(np.log(ms), np.log(mc[f"ind_{mech}"]), 1)[0]) if len(ms) > 1 else float("nan")
             sh = np.array(mc[f"sn_{mech}"])
             se = sh[0] / math.sqrt(2 * n) * math.sqrt(2)  # s.e. of a difference of two RMSE estimates (≈ normal)
-            rows.append({
-                "ε": eps, "mechanism": mech, "coins": n_b if mech == "vbm" else 2 * L * cfg.k,
-                "analytic sd": sd_vbm if mech == "vbm" else sd_vlm,
-                "shared RMSE m=1": sh[0], f"shared RMSE m={cfg.m_max}": sh[-1],
-                "shared diff / s.e.": (sh[-1] - sh[0]) / se,
-                f"independent RMSE m={cfg.m_max}": mc[f"ind_{mech}"][-1],
-                "independent log-log slope": slope,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "ε": eps,
+                    "mechanism": mech,
+                    "coins": n_b if mech == "vbm" else 2 * L * cfg.k,
+                    "analytic sd": sd_vbm if mech == "vbm" else sd_vlm,
+                    "shared RMSE m=1": sh[0],
+                    f"shared RMSE m={cfg.m_max}": sh[-1],
+                    "shared diff / s.e.": (sh[-1] - sh[0]) / se,
+                    f"independent RMSE m={cfg.m_max}": mc[f"ind_{mech}"][-1],
+                    "independent log-log slope": slope,
+                }
+            )
             summary[f"slope_ind_{mech}_{tag}"] = slope
         summary[f"vlm_over_vbm_rmse_{tag}"] = sd_vlm / sd_vbm
         summary[f"central_over_shared_{tag}"] = mc["central_bin"][-1] / mc["sn_vbm"][-1]
@@ -195,7 +225,6 @@ def _empty(m: int) -> list[np.ndarray]:
 def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     """Load formulas vs ε and m; per-bit / per-multiplication costs measured, full runs timed within a budget."""
     cfg = LoadConfig.from_params(params)
-    seed_everything(cfg.seed)
     eps_list = sorted(cfg.eps_list)
     # -- closed-form counts -------------------------------------------------------------------
     count_rows = []
@@ -217,7 +246,9 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     below = grid[vlm < vbm]
     crossover = float(below.max()) if len(below) else float("nan")
     ratio_01 = coin_count("sn_vbm", 1, 0.1, cfg.delta, cfg.k) / coin_count("sn_vlm", 1, 0.1, cfg.delta, cfg.k)
-    reporter.log(f"SN-VLM needs fewer shared coins than SN-VBM for ε ≤ {crossover:.3g}; at ε=0.1 VBM/VLM = {ratio_01:.1f}")
+    reporter.log(
+        f"SN-VLM needs fewer shared coins than SN-VBM for ε ≤ {crossover:.3g}; at ε=0.1 VBM/VLM = {ratio_01:.1f}"
+    )
     # -- calibration: per committed bit and per multiplication, at every m --------------------
     t_bit, t_mult = [], []
     for i, m in enumerate(cfg.m_list):
@@ -232,15 +263,20 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         b, a = np.polyfit(ms_arr, t_mult, 1)  # t_mult(m) ≈ a + b·m (per-prover cost b)
     else:
         a, b = 0.0, t_mult[0] / ms_arr[0]
-    reporter.table("calibration", [{"m": m, "seconds per committed bit": tbm, "seconds per multiplication": tmm}
-                                   for m, tbm, tmm in zip(cfg.m_list, t_bit, t_mult)])  # fmt: skip
+    reporter.table(
+        "calibration",
+        [
+            {"m": m, "seconds per committed bit": tbm, "seconds per multiplication": tmm}
+            for m, tbm, tmm in zip(cfg.m_list, t_bit, t_mult, strict=False)
+        ],
+    )
 
     def predict(mech: str, m: int, eps: float) -> float:
         ld = protocol_load(mech, m, eps, cfg.delta, cfg.k)
         return ld.bit_commitments * tb + ld.multiplications * (a + b * m)
 
     # -- measured full runs, cheapest first, within the budget ---------------------------------
-    configs = sorted(((predict(me, m, e), me, m, e) for me in SHARED_MECHS for m in cfg.m_list for e in eps_list))
+    configs = sorted((predict(me, m, e), me, m, e) for me in SHARED_MECHS for m in cfg.m_list for e in eps_list)
     measured: dict[tuple[str, int, float], float] = {}
     spent, t0 = 0.0, time.perf_counter()
     for pred, mech, m, eps in configs:
@@ -250,7 +286,9 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         assert res.accepted, res.failed_check
         measured[(mech, m, eps)] = res.seconds
         spent = time.perf_counter() - t0
-        reporter.progress(0.1 + 0.9 * min(1.0, spent / max(cfg.budget_s, 1e-9)), f"{mech} m={m} ε={eps:g}: {res.seconds:.1f} s")
+        reporter.progress(
+            0.1 + 0.9 * min(1.0, spent / max(cfg.budget_s, 1e-9)), f"{mech} m={m} ε={eps:g}: {res.seconds:.1f} s"
+        )
         if reporter.should_stop():
             break
     rows, fig_data = [], []
@@ -262,20 +300,52 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             me = [(e, measured[(mech, m, e)]) for e in eps_list if (mech, m, e) in measured]
             if me:
                 reporter.series(f"time_measured/{mech}_m{m}", [x for x, _ in me], [y for _, y in me])
-            for e, p in zip(eps_list, preds):
-                rows.append({"mechanism": mech, "m": m, "ε": e, "predicted s": p,
-                             "measured s": measured.get((mech, m, e)),
-                             "status": "measured" if (mech, m, e) in measured else "extrapolated"})  # fmt: skip
-            fig_data.append({"type": "scatter", "x": eps_list, "y": preds, "mode": "lines", "name": f"{mech} m={m} (fit)",
-                             "line": {"dash": "dash", "color": dash[mech]}, "legendgroup": f"{mech}{m}"})  # fmt: skip
+            for e, p in zip(eps_list, preds, strict=False):
+                rows.append(
+                    {
+                        "mechanism": mech,
+                        "m": m,
+                        "ε": e,
+                        "predicted s": p,
+                        "measured s": measured.get((mech, m, e)),
+                        "status": "measured" if (mech, m, e) in measured else "extrapolated",
+                    }
+                )
+            fig_data.append(
+                {
+                    "type": "scatter",
+                    "x": eps_list,
+                    "y": preds,
+                    "mode": "lines",
+                    "name": f"{mech} m={m} (fit)",
+                    "line": {"dash": "dash", "color": dash[mech]},
+                    "legendgroup": f"{mech}{m}",
+                }
+            )
             if me:
-                fig_data.append({"type": "scatter", "x": [x for x, _ in me], "y": [y for _, y in me],
-                                 "mode": "lines+markers", "name": f"{mech} m={m} (measured)",
-                                 "line": {"color": dash[mech]}, "legendgroup": f"{mech}{m}"})  # fmt: skip
+                fig_data.append(
+                    {
+                        "type": "scatter",
+                        "x": [x for x, _ in me],
+                        "y": [y for _, y in me],
+                        "mode": "lines+markers",
+                        "name": f"{mech} m={m} (measured)",
+                        "line": {"color": dash[mech]},
+                        "legendgroup": f"{mech}{m}",
+                    }
+                )
     reporter.table("timing", rows)
-    reporter.figure("time_vs_eps", {"data": fig_data, "layout": {
-        "xaxis": {"title": "ε", "type": "log"}, "yaxis": {"title": "seconds (2 CPU cores)", "type": "log"},
-        "title": "Randomness generation time: measured (solid) vs fitted per-bit/per-multiplication cost (dashed)"}})
+    reporter.figure(
+        "time_vs_eps",
+        {
+            "data": fig_data,
+            "layout": {
+                "xaxis": {"title": "ε", "type": "log"},
+                "yaxis": {"title": "seconds (2 CPU cores)", "type": "log"},
+                "title": "Generation time: measured (solid) vs fitted per-bit/per-multiplication cost (dashed)",
+            },
+        },
+    )
     return {
         "crossover_eps": crossover,
         "coin_ratio_vbm_over_vlm_eps0.1": ratio_01,
@@ -292,14 +362,20 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
 def privacy_curves(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     """Exact δ(ε′) of Bin(n_b) and of the realized discrete Laplace at several k; coins required vs ε."""
     cfg = PrivacyConfig.from_params(params)
-    seed_everything(cfg.seed)
     n_b = acc.binom_coins(cfg.eps, cfg.delta)
     grid = np.geomspace(cfg.eps / 4, 2 * cfg.eps, cfg.n_grid)
     reporter.series("delta/binomial", grid.tolist(), [acc.binom_delta(n_b, e) for e in grid])
     pmf, _ = acc.realized_dlap(cfg.eps, None)
     reporter.series("delta/dlap_exact_digits", grid.tolist(), [acc.hockey_stick(pmf, e) for e in grid])
-    rows = [{"noise": f"Bin({n_b}, ½) − {n_b // 2}", "coins": n_b, "sd": acc.binom_sd(n_b),
-             "δ at target ε": acc.binom_delta(n_b, cfg.eps), "meets δ": acc.binom_delta(n_b, cfg.eps) <= cfg.delta}]  # fmt: skip
+    rows = [
+        {
+            "noise": f"Bin({n_b}, ½) − {n_b // 2}",
+            "coins": n_b,
+            "sd": acc.binom_sd(n_b),
+            "δ at target ε": acc.binom_delta(n_b, cfg.eps),
+            "meets δ": acc.binom_delta(n_b, cfg.eps) <= cfg.delta,
+        }
+    ]
     L = acc.dlap_digits(cfg.eps)
     summary: dict[str, Any] = {"n_b": n_b, "L": L}
     for i, k in enumerate(cfg.k_list):
@@ -307,8 +383,15 @@ def privacy_curves(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]
         d = acc.hockey_stick(pmf, cfg.eps)
         reporter.series(f"delta/dlap_k{k}", grid.tolist(), [acc.hockey_stick(pmf, e) for e in grid])
         zs = np.arange(len(pmf)) - off
-        rows.append({"noise": f"realized DLap, L={L}, k={k}", "coins": 2 * L * k,
-                     "sd": float(np.sqrt(np.sum(pmf * zs**2))), "δ at target ε": d, "meets δ": d <= cfg.delta})  # fmt: skip
+        rows.append(
+            {
+                "noise": f"realized DLap, L={L}, k={k}",
+                "coins": 2 * L * k,
+                "sd": float(np.sqrt(np.sum(pmf * zs**2))),
+                "δ at target ε": d,
+                "meets δ": d <= cfg.delta,
+            }
+        )
         summary[f"delta_dlap_k{k}"] = d
         reporter.progress((i + 1) / (len(cfg.k_list) + 1), f"k={k}: δ={d:.3g}")
     reporter.table("privacy", rows)
