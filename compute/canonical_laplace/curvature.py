@@ -1,0 +1,140 @@
+"""Jacobians and curvature (GGN or Hessian) of the negative log-likelihood, float64.
+
+GGN (paper §2, laplace-torch convention): G = Σ_n J_nᵀ Λ_n J_n with Λ_n = I/σ² (Gaussian) or
+Λ_n = diag p_n − p_n p_nᵀ (softmax).  It is stored as a factor B (M×P, M = N·K) with G = BᵀB:
+B_n = L_nᵀ J_n, L_n = I/σ or L_n = diag √p_n − p_n √p_nᵀ (then L_n L_nᵀ = Λ_n because Σp = 1).
+Under θ′ = Sθ: J′ = J S⁻¹, B′ = B S⁻¹, G′ = S⁻¹ G S⁻¹ (the Hessian likewise).
+
+Every Laplace fit here uses a *whitened* curvature: for a diagonal prior P₀ = λ D², G + P₀ =
+D (D⁻¹GD⁻¹ + λI) D, so only the spectrum of G̃ = D⁻¹GD⁻¹ and the scalar λ matter.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+from torch.func import hessian, jacrev
+
+from .model import MLP
+
+# relative cut below which Gram eigenvalues are treated as exact zeros (null space of G)
+GRAM_RTOL = 1e-12
+
+
+def jacobian(mlp: MLP, theta: Tensor, x: Tensor) -> Tensor:
+    """J = ∂f(x;θ)/∂θ by reverse mode (torch.func.jacrev): (N, K, P)."""
+    return jacrev(lambda th: mlp.forward(th, x))(theta)
+
+
+def log_likelihood(f: Tensor, y: Tensor, likelihood: str, sigma: float) -> Tensor:
+    """log p(D|θ): −SSE/(2σ²) − N·K·log(σ√(2π)) (Gaussian) or Σ_n log softmax(f_n)[y_n]."""
+    if likelihood == "regression":
+        n_out = f.numel()
+        return -((f - y) ** 2).sum() / (2 * sigma**2) - n_out * math.log(sigma * math.sqrt(2 * math.pi))
+    return torch.log_softmax(f, dim=-1).gather(-1, y[:, None]).sum()
+
+
+def ggn_factor(jac: Tensor, f: Tensor, likelihood: str, sigma: float) -> Tensor:
+    """B (N·K, P) with G = BᵀB = Σ_n J_nᵀ Λ_n J_n."""
+    n, k, p = jac.shape
+    if likelihood == "regression":
+        return jac.reshape(n * k, p) / sigma
+    prob = torch.softmax(f, dim=-1)  # (N, K)
+    sq = prob.sqrt()
+    lfac = torch.diag_embed(sq) - prob[:, :, None] * sq[:, None, :]  # L_n[k, j] (N, K, K)
+    return torch.einsum("nkj,nkp->njp", lfac, jac).reshape(n * k, p)
+
+
+def hessian_nll(mlp: MLP, theta: Tensor, x: Tensor, y: Tensor, likelihood: str, sigma: float) -> Tensor:
+    """Full Hessian of −log p(D|θ) (P, P) by torch.func.hessian (forward-over-reverse)."""
+    h = hessian(lambda th: -log_likelihood(mlp.forward(th, x), y, likelihood, sigma))(theta)
+    return 0.5 * (h + h.T)
+
+
+@dataclass
+class Spectrum:
+    """Nonzero eigen-pairs of a PSD curvature G̃ (P×P): G̃ = V diag(e) Vᵀ, V (P, r) orthonormal.
+
+    ``full`` is True when V spans all of ℝ^P (no null-space complement to add).
+    """
+
+    e: Tensor  # (r,)
+    v: Tensor  # (P, r)
+    n_params: int
+    full: bool
+
+    def eigenvalues(self) -> Tensor:
+        """All P eigenvalues (zeros included), clamped at 0."""
+        pad = self.n_params - self.e.numel()
+        return torch.cat([self.e.clamp_min(0), self.e.new_zeros(pad)])
+
+    def logdet_ratio(self, lam: float) -> float:
+        """log det(G̃ + λI) − P log λ = Σ_k log(1 + e_k/λ)."""
+        return float(torch.log1p(self.e.clamp_min(0) / lam).sum())
+
+    def inv_quad(self, js: Tensor, lam: float) -> Tensor:
+        """J̃*(G̃ + λI)⁻¹J̃*ᵀ for J̃* (T, K, P) → (T, K, K).
+
+        = A diag(1/(e+λ)) Aᵀ + R Rᵀ/λ with A = J̃*V and R = J̃* − A Vᵀ (the null-space part).
+        """
+        a = js @ self.v  # (T, K, r)
+        cov = torch.einsum("tkr,r,tjr->tkj", a, 1.0 / (self.e.clamp_min(0) + lam), a)
+        if not self.full:
+            res = js - a @ self.v.T
+            cov = cov + res @ res.transpose(-1, -2) / lam
+        return cov
+
+
+class Curvature:
+    """G = BᵀB (GGN factor) or a dense symmetric Hessian H; ``whiten(d)`` gives D⁻¹GD⁻¹."""
+
+    def __init__(self, factor: Tensor | None = None, dense: Tensor | None = None) -> None:
+        if (factor is None) == (dense is None):
+            raise ValueError("give exactly one of factor (GGN) or dense (Hessian)")
+        self.b = factor
+        self.h = dense
+
+    @property
+    def n_params(self) -> int:
+        return int(self.b.shape[1] if self.b is not None else self.h.shape[0])  # type: ignore[union-attr]
+
+    def whiten(self, d: Tensor) -> Curvature:
+        """Curvature in the coordinates θ̃ = Dθ: B D⁻¹, or D⁻¹HD⁻¹."""
+        if self.b is not None:
+            return Curvature(factor=self.b / d[None, :])
+        return Curvature(dense=self.h / (d[:, None] * d[None, :]))  # type: ignore[index]
+
+    def matrix(self) -> Tensor:
+        """Dense P×P curvature (GGN: BᵀB; Hessian: as is, possibly indefinite)."""
+        return self.b.T @ self.b if self.b is not None else self.h  # type: ignore[union-attr,return-value]
+
+    def factor(self) -> Tensor:
+        """A factor F with FᵀF = G (Hessian: its positive part, eigenvalues clamped at 0)."""
+        if self.b is not None:
+            return self.b
+        e, q = torch.linalg.eigh(self.h)  # type: ignore[arg-type]
+        keep = e > 0
+        return e[keep].sqrt()[:, None] * q[:, keep].T
+
+    def spectrum(self) -> Spectrum:
+        """Eigen-pairs of G (clamped at 0).  GGN with N·K < P: via the Gram matrix BBᵀ (M×M)."""
+        p = self.n_params
+        if self.b is not None and self.b.shape[0] < p:
+            e, u = torch.linalg.eigh(self.b @ self.b.T)
+            keep = e > GRAM_RTOL * e.max().clamp_min(1e-300)
+            e, u = e[keep], u[:, keep]
+            v = (self.b.T @ u) / e.sqrt()[None, :]
+            return Spectrum(e, v, p, full=False)
+        e, q = torch.linalg.eigh(self.matrix())
+        return Spectrum(e.clamp_min(0), q, p, full=True)
+
+    def eigvals(self) -> Tensor:
+        """All P eigenvalues (clamped at 0), without eigenvectors."""
+        p = self.n_params
+        if self.b is not None and self.b.shape[0] < p:
+            e = torch.linalg.eigvalsh(self.b @ self.b.T).clamp_min(0)
+            return torch.cat([e, e.new_zeros(p - e.numel())])
+        return torch.linalg.eigvalsh(self.matrix()).clamp_min(0)
