@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -54,7 +55,13 @@ def main() -> int:
         subprocess.Popen([py, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"], env=env, cwd=ROOT),
     ]
     url = f"http://{args.host}:{args.port}/"
-    time.sleep(2)
+    deadline = time.time() + 60
+    while time.time() < deadline and children[1].poll() is None:
+        try:
+            socket.create_connection((args.host, args.port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.3)
     print("\n" + "=" * 64, flush=True)
     print(f"  paperlab is running: {url}", flush=True)
     print(f"  {demo}", flush=True)

@@ -253,7 +253,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
         run = self.get_object()
         return Response([{"name": a.name, "size": a.size, "content_type": a.content_type, "url": f"/api/runs/{run.pk}/artifacts/{a.name}/"} for a in run.artifacts.all()])
 
-    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(operation_id="runs_artifact_download", responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"], url_path=r"artifacts/(?P<name>[^/]+)")
     def artifact(self, request: Request, pk: str | None = None, name: str = "") -> FileResponse:
         run = self.get_object()
