@@ -1,0 +1,207 @@
+"""Offline progressive time-series sources (no C-MAPSS archive exists offline; all are design choices).
+
+* ``cmapss_like``: turbofan run-to-failure units following Saxena et al. (PHM 2008)'s exponential wear,
+  normalised to a health index h(t) = 1 - d0 - (exp(a t^b) - 1) with h(T) = 0; 21 sensors (7 constant as in
+  FD001) + 3 operating settings; FD001..FD004-like variants (1 or 6 conditions, 1 or 2 fault modes).
+* ``neural_population``: spike counts of a population whose slow "line-attractor" mode integrates positive
+  evidence pulses from 0 to 1 (end state = bound), mixed with a nuisance rotational mode.
+* ``reacher_like``: a planar two-link arm tracking a minimum-jerk reach (numpy kinematics; stands in for the
+  MuJoCo Reacher, which is not installed); progress = minimum-jerk phase.
+
+Every unit carries a monotone non-increasing health index ``h`` with h(end) = 0, its run-to-failure length
+``T`` and ``rul = T - t``. Test units are truncated at a life fraction drawn from U(0.3, 0.95).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+N_SENSORS = 21
+CONSTANT_SENSORS = (0, 4, 5, 9, 15, 17, 18)  # FD001's flat channels (sensors 1, 5, 6, 10, 16, 18, 19)
+SETTING_CENTRES = np.array(  # (altitude kft, Mach, TRA): the six FD002 operating clusters
+    [[0.0, 0.0, 100.0], [10.0, 0.25, 100.0], [20.0, 0.70, 100.0], [25.0, 0.62, 60.0], [35.0, 0.84, 100.0], [42.0, 0.84, 100.0]]
+)
+VARIANTS = {  # name -> (n_conditions, n_fault_modes)
+    "fd001": (1, 1),
+    "fd002": (6, 1),
+    "fd003": (1, 2),
+    "fd004": (6, 2),
+}
+
+
+@dataclass
+class Unit:
+    """One trajectory. Arrays are indexed by cycle t = 0..len-1."""
+
+    sensors: np.ndarray  # (L, n_channels)
+    health: np.ndarray  # (L,) h(t), non-increasing, h(T) = 0
+    rul: np.ndarray  # (L,) T - t (uncapped)
+    condition: np.ndarray  # (L,) operating condition index per cycle
+    T: int  # run-to-failure length: failure at cycle T (L = T + 1 for training units)
+    fault_mode: int = 0
+    settings: np.ndarray | None = None  # (L, 3) operating settings (C-MAPSS-like only)
+    d0: float = 0.0
+
+
+@dataclass
+class Dataset:
+    """Disjoint run-to-failure training units and truncated test units of one source."""
+
+    name: str
+    train: list[Unit]
+    test: list[Unit]
+    n_conditions: int = 1
+    n_fault_modes: int = 1
+    constant_channels: tuple[int, ...] = field(default_factory=tuple)
+    holdout: list[Unit] = field(default_factory=list)  # extra full run-to-failure units (compass / forecasting)
+
+
+def health_curve(T: int, d0: float, b: float) -> np.ndarray:
+    """h(t) = 1 - d0 - (exp(a t^b) - 1) for t = 0..T, a = ln(2 - d0) / T^b so that h(T) = 0 (Saxena 2008)."""
+    t = np.arange(T + 1, dtype=float)
+    a = np.log(2.0 - d0) / float(T) ** b
+    return 1.0 - d0 - np.expm1(a * t**b)
+
+
+def _truncate(unit: Unit, rng: np.random.Generator, min_len: int) -> Unit:
+    """Cut a test unit at life fraction U(0.3, 0.95); keeps its true RUL."""
+    frac = rng.uniform(0.3, 0.95)
+    L = max(min_len, int(round(frac * unit.T)))
+    sl = slice(0, L)
+    return Unit(
+        sensors=unit.sensors[sl],
+        health=unit.health[sl],
+        rul=unit.rul[sl],
+        condition=unit.condition[sl],
+        T=unit.T,
+        fault_mode=unit.fault_mode,
+        settings=None if unit.settings is None else unit.settings[sl],
+        d0=unit.d0,
+    )
+
+
+def cmapss_like(variant: str, n_train: int, n_test: int, seed: int, n_holdout: int = 0) -> Dataset:
+    """C-MAPSS-like units: s_k(t) = mu_k(c_t) + sum_m gamma_{k,m} D_m(t)^{p_k} + sigma_k eps, D = 1 - h.
+
+    The engine-to-engine constants (mu, gamma, p, sigma) depend on the variant only (the "fleet"), the units on
+    ``seed``. Seven channels are constant within an operating condition; each of the six conditions shifts
+    every mu_k by several noise scales (far more than the degradation), as in FD002/FD004.
+    """
+    n_cond, n_modes = VARIANTS[variant]
+    fleet = np.random.default_rng(1000 + list(VARIANTS).index(variant))
+    informative = [k for k in range(N_SENSORS) if k not in CONSTANT_SENSORS]
+    mu0 = fleet.uniform(5.0, 50.0, N_SENSORS)
+    mu_cond = mu0[None, :] + fleet.normal(0.0, 8.0, (6, N_SENSORS))  # condition shifts
+    if n_cond == 1:
+        mu_cond = mu_cond[:1]
+    sigma = np.zeros(N_SENSORS)
+    sigma[informative] = fleet.uniform(0.3, 0.6, len(informative))
+    gamma = np.zeros((N_SENSORS, 2))  # mode 0: HPC, mode 1: fan
+    signs = fleet.choice([-1.0, 1.0], size=(N_SENSORS, 2))
+    gamma[informative, 0] = signs[informative, 0] * fleet.uniform(0.8, 2.5, len(informative))
+    gamma[informative, 1] = signs[informative, 1] * fleet.uniform(0.8, 2.5, len(informative))
+    # each fault mode leaves some channels untouched (different signatures)
+    gamma[informative[:4], 1] = 0.0
+    gamma[informative[-4:], 0] = 0.0
+    p = np.ones(N_SENSORS)
+    p[informative] = fleet.uniform(1.0, 2.0, len(informative))
+
+    rng = np.random.default_rng(seed)
+
+    def make_unit() -> Unit:
+        d0 = rng.uniform(0.0, 0.05)
+        b = rng.uniform(1.2, 2.0)
+        T = int(rng.integers(120, 361))
+        h = health_curve(T, d0, b)
+        D = np.clip(1.0 - h, 0.0, None)
+        mode = int(rng.integers(n_modes))
+        cond = rng.integers(n_cond, size=T + 1) if n_cond > 1 else np.zeros(T + 1, dtype=int)
+        noise = rng.normal(0.0, 1.0, (T + 1, N_SENSORS)) * sigma
+        s = mu_cond[cond] + gamma[:, mode][None, :] * D[:, None] ** p[None, :] + noise
+        settings = SETTING_CENTRES[cond if n_cond > 1 else np.zeros(T + 1, dtype=int)]
+        settings = settings + rng.normal(0.0, 1e-3, settings.shape) * np.array([1.0, 0.01, 0.0])
+        return Unit(s, h, T - np.arange(T + 1, dtype=float), cond, T, mode, settings, d0)
+
+    train = [make_unit() for _ in range(n_train)]
+    test = [_truncate(make_unit(), rng, 40) for _ in range(n_test)]
+    holdout = [make_unit() for _ in range(n_holdout)]
+    return Dataset(variant, train, test, n_cond, n_modes, CONSTANT_SENSORS, holdout)
+
+
+def neural_population(n_train: int, n_test: int, seed: int, n_holdout: int = 0, n_neurons: int = 24) -> Dataset:
+    """Poisson counts y_n(t) ~ Pois(exp(b_n + c_n x(t) + u_n . q(t))), x the line-attractor mode.
+
+    x(t) = cumsum(g)/sum(g) with positive gamma-distributed evidence pulses g (monotone, x(T) = 1);
+    q(t) is a nuisance rotation with a per-trial frequency. Health h = 1 - x. Design choice standing in for
+    the paper's neural recordings (Vinograd et al.), which are not available offline.
+    """
+    fleet = np.random.default_rng(2024)
+    base = fleet.uniform(0.5, 1.5, n_neurons)
+    load_x = fleet.normal(0.0, 1.0, n_neurons)
+    load_q = fleet.normal(0.0, 0.5, (n_neurons, 2))
+    rng = np.random.default_rng(seed)
+
+    def make_unit() -> Unit:
+        T = int(rng.integers(120, 361))
+        g = rng.gamma(0.5, 1.0, T)
+        x = np.concatenate([[0.0], np.cumsum(g) / g.sum()])
+        omega = rng.uniform(0.05, 0.2)
+        ph = rng.uniform(0, 2 * np.pi)
+        t = np.arange(T + 1)
+        q = np.stack([np.cos(omega * t + ph), np.sin(omega * t + ph)], axis=1)
+        rate = np.exp(base[None, :] + np.outer(x, load_x) + q @ load_q.T)
+        y = rng.poisson(rate).astype(float)
+        return Unit(y, 1.0 - x, T - t.astype(float), np.zeros(T + 1, dtype=int), T)
+
+    train = [make_unit() for _ in range(n_train)]
+    test = [_truncate(make_unit(), rng, 40) for _ in range(n_test)]
+    return Dataset("neural", train, test, holdout=[make_unit() for _ in range(n_holdout)])
+
+
+def reacher_like(n_train: int, n_test: int, seed: int, n_holdout: int = 0) -> Dataset:
+    """Two-link planar arm (links 0.1 m + 0.11 m as in Reacher) following a minimum-jerk reach.
+
+    Progress s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5, tau = t/T; joints q(t) = q0 + s (q1 - q0) + tracking noise.
+    Channels: joint cos/sin (4), joint velocities (2), fingertip xy (2), fingertip-to-target vector (2),
+    noisy torque proxy (2). Health h = 1 - s. Design choice standing in for MuJoCo Reacher.
+    """
+    l1, l2 = 0.1, 0.11
+    rng = np.random.default_rng(seed)
+
+    def fk(q: np.ndarray) -> np.ndarray:
+        return np.stack(
+            [l1 * np.cos(q[:, 0]) + l2 * np.cos(q[:, 0] + q[:, 1]), l1 * np.sin(q[:, 0]) + l2 * np.sin(q[:, 0] + q[:, 1])],
+            axis=1,
+        )
+
+    def make_unit() -> Unit:
+        T = int(rng.integers(120, 361))
+        tau = np.arange(T + 1) / T
+        s = 10 * tau**3 - 15 * tau**4 + 6 * tau**5
+        q0 = rng.uniform(-np.pi, np.pi, 2)
+        q1 = q0 + rng.uniform(0.8, 2.0, 2) * rng.choice([-1.0, 1.0], 2)
+        q = q0[None, :] + s[:, None] * (q1 - q0)[None, :] + rng.normal(0, 0.01, (T + 1, 2))
+        dq = np.gradient(q, axis=0) * 50.0
+        tip = fk(q)
+        target = fk(q1[None, :])[0]
+        torque = np.gradient(dq, axis=0) * 20.0 + rng.normal(0, 0.05, (T + 1, 2))
+        X = np.concatenate([np.cos(q), np.sin(q), dq, tip, target[None, :] - tip, torque], axis=1)
+        X = X + rng.normal(0, 0.02, X.shape)
+        return Unit(X, 1.0 - s, T - np.arange(T + 1, dtype=float), np.zeros(T + 1, dtype=int), T)
+
+    train = [make_unit() for _ in range(n_train)]
+    test = [_truncate(make_unit(), rng, 40) for _ in range(n_test)]
+    return Dataset("reacher", train, test, holdout=[make_unit() for _ in range(n_holdout)])
+
+
+def make_dataset(source: str, n_units: int, seed: int, n_holdout: int = 0) -> Dataset:
+    """Dispatch on the source name; ``n_units`` training units, as many truncated test units, full hold-outs."""
+    if source in VARIANTS:
+        return cmapss_like(source, n_units, n_units, seed, n_holdout)
+    if source == "neural":
+        return neural_population(n_units, n_units, seed, n_holdout=n_holdout)
+    if source == "reacher":
+        return reacher_like(n_units, n_units, seed, n_holdout)
+    raise ValueError(f"unknown source {source!r}")
