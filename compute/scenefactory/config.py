@@ -1,0 +1,88 @@
+"""One config dataclass per experiment family, mirroring the declared parameters (apps/scenefactory/experiments.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .scenes import SCENE_KINDS
+
+
+@dataclass
+class _FromParams:
+    seed: int = 0
+    device: str = "cpu"
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> "_FromParams":
+        names = {f.name for f in fields(cls)}
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in params.items() if k in names}
+        return cls(**kw)
+
+
+@dataclass
+class ThroughputConfig(_FromParams):
+    """E1: CASPS of the vectorised pipeline vs the per-vehicle loop over a worlds × agents grid."""
+
+    worlds: tuple[int, ...] = (1, 8, 64, 256)
+    agents: tuple[int, ...] = (1, 4, 16)
+    backend: str = "single_track"
+    steps: int = 20  # timed control steps (after 2 warm-up steps)
+    loop_agents: int = 64  # the loop baseline is timed on min(W·A, loop_agents) vehicles (its cost is per vehicle)
+    loop_steps: int = 3
+
+
+@dataclass
+class TrainConfig(_FromParams):
+    """E2: PPO goal reaching with collisions."""
+
+    n_worlds: int = 64
+    n_agents: int = 8
+    scenes: str = "mix"  # "mix" or one of SCENE_KINDS
+    backend: str = "single_track"
+    wet_fraction: float = 0.0
+    film_mm: float = 5.0
+    surface: str = "AC"
+    weather_token: bool = True
+    iterations: int = 40
+    steps: int = 32
+    eval_episodes: int = 256
+    max_steps: int = 120  # control steps (0.1 s) per world episode
+    replay: bool = True
+
+
+@dataclass
+class TransferConfig(_FromParams):
+    """E3: train on physics and on kinematic, evaluate each on both (2×2)."""
+
+    n_worlds: int = 64
+    n_agents: int = 8
+    scenes: str = "mix"
+    kinematic_backend: str = "kinematic"  # or "waymax"
+    iterations: int = 30
+    steps: int = 32
+    eval_episodes: int = 256
+    max_steps: int = 120
+    use_cache: bool = True
+
+
+@dataclass
+class WetConfig(_FromParams):
+    """E4: friction-aware vs friction-blind policies at several water-film depths."""
+
+    n_worlds: int = 64
+    n_agents: int = 8
+    scenes: str = "mix"
+    depths: tuple[float, ...] = (0.0, 0.5, 5.0, 12.0)
+    wet_fraction: float = 0.75
+    surface: str = "AC"
+    iterations: int = 30
+    steps: int = 32
+    eval_episodes: int = 256
+    max_steps: int = 120
+    use_cache: bool = True
+    train_films: tuple[float, ...] = field(default=(0.5, 5.0, 12.0))
+
+
+def scene_list(scenes: str) -> tuple[str, ...]:
+    return SCENE_KINDS if scenes == "mix" else (scenes,)

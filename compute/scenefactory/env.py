@@ -1,0 +1,250 @@
+"""VecDrive: W worlds × A agents as batched tensors — control, observations, rewards, resets (SceneFactory §3).
+
+Finished agents are parked (they neither move nor collide); a world resets on its own when all its spawned agents
+are parked or its step budget runs out.  Per-world road condition (film depth, surface) → μ via the ALL model.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .dynamics import VehicleParams, step as dyn_step
+from .friction import surface_friction
+from .metrics import drac, ttc
+from .obs import observe, wrap
+from .reward import RewardWeights, compute_reward
+from .scenes import LANE_WIDTH, SCENE_KINDS, generate
+
+CIRCLE_OFFSETS = (-1.45, 0.0, 1.45)  # 3 collision circles along the body [m]
+CIRCLE_RADIUS = 0.9  # [m]
+
+
+@dataclass
+class EnvConfig:
+    """Environment knobs (spec §2–3).  One control step = ``dt`` s = dt/physics_dt physics steps of ``substeps``."""
+
+    n_worlds: int = 64
+    n_agents: int = 8
+    backend: str = "single_track"  # single_track | two_track | kinematic | waymax
+    scenes: tuple[str, ...] = SCENE_KINDS
+    dt: float = 0.1  # control period [s] (action held; Isaac-Lab-style decimation)
+    physics_dt: float = 0.02  # [s]
+    substeps: int = 1  # semi-implicit Euler sub-steps per physics step (20 ms; stable with the low-speed blend)
+    max_steps: int = 120  # control steps per world episode
+    n_points: int = 64  # route resolution
+    k_nbr: int = 4
+    v0: tuple[float, float] = (7.0, 13.0)  # initial speed range [m/s]
+    goal_radius: float = 3.0
+    offroad_dist: float = 3.0  # lateral distance from the lane centre that counts as leaving the road [m]
+    spawn_prob: float = 1.0  # each agent is spawned with this probability (agent 0 always)
+    wet_fraction: float = 0.0  # share of worlds with a water film
+    film_mm: tuple[float, ...] = (0.5, 5.0, 12.0)  # film depths a wet world draws from
+    surface: str = "AC"  # AC | SMA | OGFC | mixed
+    weather_token: bool = True  # friction-aware (token visible) or blind (token masked)
+    reward: RewardWeights = field(default_factory=RewardWeights)
+
+
+class VecDriveEnv:
+    """Batched multi-agent driving environment on one torch device."""
+
+    def __init__(self, cfg: EnvConfig, device: str = "cpu", seed: int = 0, params: VehicleParams | None = None) -> None:
+        self.cfg, self.device, self.p = cfg, device, params or VehicleParams()
+        self.rng = np.random.default_rng(seed)
+        self.gen = torch.Generator(device="cpu").manual_seed(seed)
+        W, A = cfg.n_worlds, cfg.n_agents
+        z = lambda *s, dt=torch.float32: torch.zeros(*s, dtype=dt, device=device)  # noqa: E731
+        self.state, self.acc, self.prev_action = z(W, A, 6), z(W, A, 2), z(W, A, 3)
+        self.route, self.heading, self.arclen = z(W, A, cfg.n_points, 2), z(W, A, cfg.n_points), z(W, A, cfg.n_points)
+        self.idx = z(W, A, dt=torch.long)
+        self.spawned, self.parked = z(W, A, dt=torch.bool), z(W, A, dt=torch.bool)
+        self.h_w, self.surface, self.mu, self.kind = z(W), z(W, dt=torch.long), z(W), z(W, dt=torch.long)
+        self.t = z(W, dt=torch.long)
+        self.lateral, self.heading_err, self.arc_s = z(W, A), z(W, A), z(W, A)
+        self.stats = {k: z(W, A, dt=torch.bool) for k in ("success", "collision", "offroad")}
+        self.peak_drac, self.min_ttc, self.ep_return = z(W, A), z(W, A), z(W, A)
+        self.finished: list[dict[str, torch.Tensor]] = []
+        self.timing = {"physics": 0.0, "observation": 0.0, "reward": 0.0}
+        self.profile = False
+        self.reset_worlds(torch.arange(W, device=device))
+
+    # -- resets --------------------------------------------------------------------------------
+    def reset_worlds(self, w: torch.Tensor) -> None:
+        """Regenerate scenes, weather and agents of worlds ``w`` (batched)."""
+        if w.numel() == 0:
+            return
+        cfg, n = self.cfg, int(w.numel())
+        sb = generate(n, cfg.n_agents, list(cfg.scenes), self.rng, cfg.n_points, device=self.device)
+        self.route[w], self.heading[w], self.arclen[w], self.kind[w] = sb.route, sb.heading, sb.arclen, sb.kind
+        spawned = torch.as_tensor(self.rng.random((n, cfg.n_agents)) < cfg.spawn_prob, device=self.device)
+        spawned[:, 0] = True
+        self.spawned[w], self.parked[w] = spawned, ~spawned
+        wet = self.rng.random(n) < cfg.wet_fraction
+        h = np.where(wet, self.rng.choice(np.asarray(cfg.film_mm, dtype=float), n), 0.0)
+        surf = self.rng.integers(0, 3, n) if cfg.surface == "mixed" else np.full(n, ["AC", "SMA", "OGFC"].index(cfg.surface))
+        self.h_w[w] = torch.as_tensor(h, dtype=torch.float32, device=self.device)
+        self.surface[w] = torch.as_tensor(surf, device=self.device)
+        self.mu[w] = surface_friction(self.h_w[w], self.surface[w])
+        i0 = sb.spawn_idx
+        pos = torch.gather(sb.route, 2, i0[..., None, None].expand(n, cfg.n_agents, 1, 2))[:, :, 0]
+        psi = torch.gather(sb.heading, 2, i0[..., None])[..., 0]
+        v0 = torch.as_tensor(self.rng.uniform(*cfg.v0, (n, cfg.n_agents)), dtype=torch.float32, device=self.device)
+        st = torch.zeros(n, cfg.n_agents, 6, device=self.device)
+        st[..., 0:2], st[..., 2], st[..., 3] = pos, psi, v0
+        self.state[w], self.acc[w], self.prev_action[w] = st, 0.0, 0.0
+        self.idx[w], self.t[w] = i0, 0
+        for v in self.stats.values():
+            v[w] = False
+        self.peak_drac[w], self.min_ttc[w], self.ep_return[w] = 0.0, float("inf"), 0.0
+        self._geometry(update_idx=False)
+        self._pairs()
+        self.goal_dist = torch.linalg.norm(self.route[:, :, -1] - self.state[..., :2], dim=-1)
+
+    # -- geometry ------------------------------------------------------------------------------
+    def _geometry(self, update_idx: bool = True) -> None:
+        """Route index (monotone window search), signed lateral offset, heading error, arc length."""
+        pos, psi = self.state[..., :2], self.state[..., 2]
+        n = self.cfg.n_points
+        if update_idx:
+            d2 = ((self.route - pos[..., None, :]) ** 2).sum(-1)  # [W, A, N]
+            ar = torch.arange(n, device=self.device)
+            win = (ar >= self.idx[..., None] - 2) & (ar <= self.idx[..., None] + 15)
+            self.idx = torch.argmin(d2.masked_fill(~win, float("inf")), -1)
+        i0 = torch.clamp(self.idx, max=n - 2)
+        a = torch.gather(self.route, 2, i0[..., None, None].expand(*i0.shape, 1, 2))[:, :, 0]
+        b = torch.gather(self.route, 2, (i0 + 1)[..., None, None].expand(*i0.shape, 1, 2))[:, :, 0]
+        ab, ap = b - a, pos - a
+        seg = torch.clamp((ab**2).sum(-1), min=1e-9)
+        tt = torch.clamp((ab * ap).sum(-1) / seg, 0.0, 1.0)
+        proj = a + tt[..., None] * ab
+        dist = torch.linalg.norm(pos - proj, dim=-1)
+        cross = ab[..., 0] * ap[..., 1] - ab[..., 1] * ap[..., 0]
+        self.lateral = torch.where(cross >= 0, dist, -dist)
+        h = torch.gather(self.heading, 2, i0[..., None])[..., 0]
+        self.heading_err = wrap(psi - h)
+        self.arc_s = torch.gather(self.arclen, 2, i0[..., None])[..., 0] + tt * torch.sqrt(seg)
+
+    def _pairs(self) -> None:
+        """Pairwise distances, envelope gaps (3 circles), closing speeds, TTC and DRAC between active agents."""
+        x, y, psi, vx, vy, _ = self.state.unbind(-1)
+        c, s = torch.cos(psi), torch.sin(psi)
+        self.v_world = torch.stack([vx * c - vy * s, vx * s + vy * c], -1)
+        offs = torch.tensor(CIRCLE_OFFSETS, device=self.device)
+        cen = torch.stack([x[..., None] + offs * c[..., None], y[..., None] + offs * s[..., None]], -1)  # [W,A,3,2]
+        diff = cen[:, :, None, :, None, :] - cen[:, None, :, None, :, :]  # [W,A,A,3,3,2]
+        gap = torch.linalg.norm(diff, dim=-1).flatten(-2).min(-1).values - 2 * CIRCLE_RADIUS  # [W,A,A]
+        pos = self.state[..., :2]
+        dp = pos[:, None, :, :] - pos[:, :, None, :]  # p_j − p_i
+        dv = self.v_world[:, None, :, :] - self.v_world[:, :, None, :]
+        self.pair_dist = torch.linalg.norm(dp, dim=-1)
+        closing = -(dp * dv).sum(-1) / torch.clamp(self.pair_dist, min=1e-6)
+        act = ~self.parked
+        eye = torch.eye(self.cfg.n_agents, dtype=torch.bool, device=self.device)
+        self.pair_valid = act[:, :, None] & act[:, None, :] & ~eye
+        self.pair_gap = gap.masked_fill(~self.pair_valid, float("inf"))
+        self.pair_ttc = ttc(gap, closing).masked_fill(~self.pair_valid, float("inf"))
+        self.pair_drac = drac(gap, closing).masked_fill(~self.pair_valid, 0.0)
+
+    # -- API -----------------------------------------------------------------------------------
+    def observe(self) -> dict[str, torch.Tensor]:
+        t0 = self._tic()
+        o = observe(self)
+        self._toc("observation", t0)
+        return o
+
+    def _tic(self) -> float:
+        if self.profile and self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
+    def _toc(self, key: str, t0: float) -> None:
+        self.timing[key] += self._tic() - t0
+
+    def step(self, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """Apply actions [W, A, 3]; return reward [W, A], done [W, A] (agent transition ended) and info."""
+        cfg = self.cfg
+        active = ~self.parked
+        t0 = self._tic()
+        s, acc = self.state, self.acc
+        mu = self.mu[:, None].expand_as(active)
+        for _ in range(max(1, round(cfg.dt / cfg.physics_dt))):
+            s, acc = dyn_step(s, acc, action, mu, self.p, cfg.backend, cfg.physics_dt, cfg.substeps)
+        self.state = torch.where(active[..., None], s, self.state)
+        self.acc = torch.where(active[..., None], acc, self.acc)
+        self._toc("physics", t0)
+        t0 = self._tic()
+        arc_prev, gd_prev = self.arc_s, self.goal_dist
+        self._geometry()
+        self._pairs()
+        goal_dist = torch.linalg.norm(self.route[:, :, -1] - self.state[..., :2], dim=-1)
+        collided = active & (self.pair_gap < 0).any(-1)
+        lane_touch = torch.sin(self.heading_err).abs() * CIRCLE_OFFSETS[-1] + self.lateral.abs() + CIRCLE_RADIUS > LANE_WIDTH / 2
+        offroad = active & (self.lateral.abs() > cfg.offroad_dist)
+        reached = active & (goal_dist < cfg.goal_radius) & ~collided & ~offroad
+        vx, vy, r = self.state[..., 3], self.state[..., 4], self.state[..., 5]
+        quantities = {
+            "action": action,
+            "prev_action": self.prev_action,
+            "progress": self.arc_s - arc_prev,
+            "goal_dist": goal_dist,
+            "goal_dist_prev": gd_prev,
+            "heading_err": self.heading_err,
+            "v_along": vx * torch.cos(self.heading_err) - vy * torch.sin(self.heading_err),
+            "vy": vy,
+            "yaw_rate": r,
+            "min_gap": self.pair_gap.min(-1).values,
+            "lateral": self.lateral,
+            "lane_touch": lane_touch,
+            "reached": reached,
+            "collided": collided,
+            "offroad": offroad,
+        }
+        reward, terms = compute_reward(cfg.reward, quantities)
+        reward = torch.where(active, reward, torch.zeros_like(reward))
+        # episode statistics (parked agents contribute nothing)
+        self.ep_return += reward
+        self.peak_drac = torch.where(active, torch.maximum(self.peak_drac, self.pair_drac.max(-1).values), self.peak_drac)
+        self.min_ttc = torch.where(active, torch.minimum(self.min_ttc, self.pair_ttc.min(-1).values), self.min_ttc)
+        self.stats["success"] |= reached
+        self.stats["collision"] |= collided
+        self.stats["offroad"] |= offroad
+        terminal = reached | collided | offroad
+        self.parked = self.parked | terminal
+        self.prev_action = torch.where(active[..., None], action, self.prev_action)
+        self.t += 1
+        trunc = self.t >= cfg.max_steps
+        done = terminal | (active & trunc[:, None])
+        finished = trunc | self.parked.all(-1)
+        self.goal_dist = goal_dist
+        if bool(finished.any()):
+            w = torch.nonzero(finished).flatten()
+            m = self.spawned[w]
+            self.finished.append(
+                {
+                    "success": self.stats["success"][w][m],
+                    "collision": self.stats["collision"][w][m],
+                    "offroad": self.stats["offroad"][w][m],
+                    "peak_drac": self.peak_drac[w][m],
+                    "min_ttc": self.min_ttc[w][m],
+                    "return": self.ep_return[w][m],
+                    "h_w": self.h_w[w][:, None].expand_as(m)[m],
+                }
+            )
+            self.reset_worlds(w)
+        self._toc("reward", t0)
+        return reward, done, {"active": active, "terms": terms}
+
+    def pop_finished(self) -> dict[str, torch.Tensor]:
+        """Concatenate and clear finished agent-episodes (spawned agents of worlds that ended)."""
+        if not self.finished:
+            return {k: torch.zeros(0) for k in ("success", "collision", "offroad", "peak_drac", "min_ttc", "return", "h_w")}
+        out = {k: torch.cat([f[k] for f in self.finished]).cpu() for k in self.finished[0]}
+        self.finished = []
+        return out
+
+    @property
+    def n_spawned(self) -> int:
+        return int(self.spawned.sum())
