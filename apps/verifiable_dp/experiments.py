@@ -217,12 +217,12 @@ LOAD = Experiment(
         IntList("m_list", [2, 3, 5, 8], min=2, max=10, min_len=1, max_len=9, label="m values"),
         Float("delta", 1e-6, min=1e-12, max=1e-3, log=True, label="δ"),
         Int("k", 24, min=4, max=32, label="SN-VLM precision k"),
-        Int("calib_coins", 4, min=1, max=64, label="coins per calibration run"),
+        Int("calib_coins", 8, min=1, max=64, label="coins per calibration run"),
         Float("run_limit_s", 60.0, min=1.0, max=600.0, label="longest single run measured (s)"),
-        Float("budget_s", 40.0, min=1.0, max=1200.0, label="total budget for measured runs (s)"),
+        Float("budget_s", 60.0, min=1.0, max=1200.0, label="total budget for measured runs (s)"),
     ],
     presets={
-        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 5.0, "budget_s": 5.0},
+        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 3.0, "budget_s": 3.0},
         "paper headline": {
             "eps_list": [0.1, 0.25, 0.5, 1.0, 2.0],
             "m_list": [2, 3, 4, 5, 6, 7, 8],

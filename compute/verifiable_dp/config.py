@@ -53,9 +53,9 @@ class LoadConfig(_FromParams):
     m_list: list[int] = field(default_factory=lambda: [2, 3, 5, 8])
     delta: float = 1e-6
     k: int = 24
-    calib_coins: int = 4  # coins per calibration run (per-bit and per-multiplication costs)
+    calib_coins: int = 8  # coins per calibration run (per-bit and per-multiplication costs)
     run_limit_s: float = 60.0  # a configuration predicted above this is extrapolated, not run
-    budget_s: float = 40.0  # total wall time for full measured runs (cheapest first)
+    budget_s: float = 60.0  # total wall time for full measured runs (cheapest of each mechanism in turn)
     seed: int = 0
 
 

@@ -275,22 +275,28 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         ld = protocol_load(mech, m, eps, cfg.delta, cfg.k)
         return ld.bit_commitments * tb + ld.multiplications * (a + b * m)
 
-    # -- measured full runs, cheapest first, within the budget ---------------------------------
-    configs = sorted((predict(me, m, e), me, m, e) for me in SHARED_MECHS for m in cfg.m_list for e in eps_list)
+    # -- measured full runs within the budget: cheapest remaining configuration of each mechanism in turn ----
+    queues = {me: sorted((predict(me, m, e), m, e) for m in cfg.m_list for e in eps_list) for me in SHARED_MECHS}
     measured: dict[tuple[str, int, float], float] = {}
-    spent, t0 = 0.0, time.perf_counter()
-    for pred, mech, m, eps in configs:
-        if pred > cfg.run_limit_s or spent + pred > cfg.budget_s:
-            continue
-        res = run_protocol(mech, m, _empty(m), eps, cfg.delta, k=cfg.k)
-        assert res.accepted, res.failed_check
-        measured[(mech, m, eps)] = res.seconds
-        spent = time.perf_counter() - t0
-        reporter.progress(
-            0.1 + 0.9 * min(1.0, spent / max(cfg.budget_s, 1e-9)), f"{mech} m={m} ε={eps:g}: {res.seconds:.1f} s"
-        )
-        if reporter.should_stop():
-            break
+    t0 = time.perf_counter()
+    stop = False
+    while not stop and any(queues.values()):
+        for mech in SHARED_MECHS:
+            if not queues[mech]:
+                continue
+            pred, m, eps = queues[mech].pop(0)
+            spent = time.perf_counter() - t0
+            if pred > cfg.run_limit_s or spent + pred > cfg.budget_s:
+                queues[mech] = []  # everything left in this queue is at least as expensive
+                continue
+            res = run_protocol(mech, m, _empty(m), eps, cfg.delta, k=cfg.k)
+            assert res.accepted, res.failed_check
+            measured[(mech, m, eps)] = res.seconds
+            frac = min(1.0, (time.perf_counter() - t0) / max(cfg.budget_s, 1e-9))
+            reporter.progress(0.1 + 0.9 * frac, f"{mech} m={m} ε={eps:g}: {res.seconds:.1f} s")
+            if reporter.should_stop():
+                stop = True
+                break
     rows, fig_data = [], []
     dash = {"sn_vbm": "#1f77b4", "sn_vlm": "#d62728", "independent": "#2ca02c"}
     for mech in SHARED_MECHS:
