@@ -222,7 +222,7 @@ LOAD = Experiment(
         Float("budget_s", 60.0, min=1.0, max=1200.0, label="total budget for measured runs (s)"),
     ],
     presets={
-        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 3.0, "budget_s": 3.0},
+        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 1.5, "budget_s": 1.5},
         "paper headline": {
             "eps_list": [0.1, 0.25, 0.5, 1.0, 2.0],
             "m_list": [2, 3, 4, 5, 6, 7, 8],

@@ -27,7 +27,7 @@ def _records(m: int, n: int = 6, seed: int = 0) -> list[np.ndarray]:
 def test_honest_runs_are_accepted(mechanism: str) -> None:
     m = 2 if mechanism == "sn_vlm" else 3
     recs = _records(m)
-    res = run_protocol(mechanism, m, recs, 4.0, 1e-6, k=4, n_coins=4)
+    res = run_protocol(mechanism, m, recs, 4.0, 1e-6, k=3, n_coins=4)
     assert res.accepted is (None if mechanism.startswith("central") else True), res.failed_check
     assert res.true_count == sum(int(r.sum()) for r in recs)
     bound = {"sn_vbm": 2, "independent": 6, "central_binomial": 2}.get(mechanism, 2**3)
@@ -38,7 +38,7 @@ def test_honest_runs_are_accepted(mechanism: str) -> None:
 @pytest.mark.parametrize("cheat", [c for c in CHEATS if c != "none"])
 def test_every_cheat_is_rejected_with_the_check_named(mechanism: str, cheat: str) -> None:
     m = 3 if mechanism == "sn_vbm" else 2
-    res = run_protocol(mechanism, m, _records(m, 2), 4.0, 1e-6, k=3, n_coins=2, cheat=cheat, cheater=1)
+    res = run_protocol(mechanism, m, _records(m, 2), 4.0, 1e-6, k=2, n_coins=2, cheat=cheat, cheater=1)
     assert res.cheat_injected and res.accepted is False
     assert res.failed_check == EXPECTED_CHECK[cheat]
     if cheat != "bad_triple":
