@@ -350,9 +350,12 @@ def run_protocol(
     n_b = n_coins or acc.binom_coins(eps, delta)
     L = acc.dlap_digits(eps)
     ts = acc.thresholds(eps, L, k)
-    noise_sd = acc.binom_sd(n_b) if mechanism in ("sn_vbm", "central_binomial") else acc.dlap_sd(eps)
-    if mechanism == "independent":
-        noise_sd *= math.sqrt(m)
+    # analytic noise sd: √n_b/2 (binomial), √(2α)/(1−α) (discrete Laplace), √m·√n_b/2 (independent binomials)
+    noise_sd = {
+        "sn_vbm": acc.binom_sd(n_b),
+        "central_binomial": acc.binom_sd(n_b),
+        "independent": math.sqrt(m) * acc.binom_sd(n_b),
+    }.get(mechanism, acc.dlap_sd(eps))
     released: float | None = None
     coins_used = 0
     try:

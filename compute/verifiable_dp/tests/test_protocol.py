@@ -32,6 +32,8 @@ def test_honest_runs_are_accepted(mechanism: str) -> None:
     assert res.true_count == sum(int(r.sum()) for r in recs)
     bound = {"sn_vbm": 2, "independent": 6, "central_binomial": 2}.get(mechanism, 2**3)
     assert abs(res.noise) <= bound
+    sd = {"sn_vbm": 1.0, "independent": 3**0.5, "central_binomial": 1.0}.get(mechanism)  # √n_b/2 = 1 at n_b = 4
+    assert res.noise_sd == pytest.approx(sd if sd is not None else 0.1949638810627126, rel=1e-12)
 
 
 @pytest.mark.parametrize("mechanism", ["sn_vbm", "sn_vlm"])
