@@ -154,7 +154,8 @@ def rul_end_state(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             d["score"].append(phm_score(p, truth))
         if k == 0:
             shown = [m for m in ("LR-STEP", "Tr-STEP", "MS-DCNN") if m in preds]
-            reporter.figure(f"rul_scatter_{src}", _pred_true_figure(truth, {m: preds[m] for m in shown}, src))
+            key = "rul_scatter" if src == sources[0] else f"rul_scatter_{src}"
+            reporter.figure(key, _pred_true_figure(truth, {m: preds[m] for m in shown}, src))
         _report_rul_tables(reporter, scores, sources, cfg.n_seeds)
         if reporter.should_stop():
             break
