@@ -150,6 +150,7 @@ PROTOCOL = Experiment(
             "Released vs true count", keys=["release/*"], x_label="run", y_label="count", mode="lines+markers", width=4
         ),
         Scatter("Accepted (1) / rejected (0)", keys=["verdict/accepted"], x_label="run", width=4),
+        Table("Transcript viewer (first public messages of the first run)", key="transcript", width=12),
     ],
     cost_seconds=20,
     soft_time_limit=1700,

@@ -34,6 +34,7 @@ from .shares import Shared, deal, lin, private_input
 MECHANISMS = ("sn_vbm", "sn_vlm", "independent", "central_binomial", "central_laplace")
 CHEATS = ("none", "non_bit_coin", "wrong_opening", "bad_triple", "coin_changed", "wrong_final_share")
 OPENING_BYTES = 2 * grp.SCALAR_BYTES  # (value, randomness)
+TRANSCRIPT_CAP = 400
 
 
 def less_than_plain(us: list[int], t: int) -> int:
@@ -108,6 +109,13 @@ class Session:
         self.triples: list[tuple[Shared, Shared, Shared]] = []
         self.final_shift = 1  # what a cheater adds to its final share (set by the mechanism)
         self.on_progress = on_progress
+        self.messages: list[dict[str, str]] = []  # the first TRANSCRIPT_CAP public messages, for the viewer
+
+    def record(self, phase: str, sender: str, what: str, payload: bytes | str) -> None:
+        """Keep a short, human-readable copy of a public message (the hash transcript keeps all of them)."""
+        if len(self.messages) < TRANSCRIPT_CAP:
+            text = payload.hex()[:24] + "…" if isinstance(payload, bytes) else payload
+            self.messages.append({"phase": phase, "from": sender, "message": what, "value": text})
 
     def tick(self, what: str, done: int, total: int) -> None:
         if self.on_progress is not None and (done % 32 == 0 or done == total):
@@ -154,6 +162,7 @@ class Session:
         ctx = self.ctx(p, phase, idx)
         pf = proofs.prove_bit(c, bit, r, ctx)
         self.publish(c, pf.a0, pf.a1)
+        self.record(phase, f"prover {p}", f"Com(bit) + OR-proof, {phase} {idx}", c)
         self.c.commitments += 1
         self.c.bit_proofs += 1
         self.c.bytes_provers += grp.POINT_BYTES + proofs.PROOF_BYTES
@@ -181,10 +190,13 @@ class Session:
         self.c.openings += self.m
         self.c.bytes_provers += self.m * OPENING_BYTES
         total = sum(vs) % grp.ELL
+        for p in range(self.m):
+            self.record(name, f"prover {p}", f"opening ({detail})", grp.scalar_bytes(vs[p]))
         if grp.commit(total, sum(ss)) != x.agg:
             for p in range(self.m):
-                self.check(name, grp.commit(vs[p], ss[p]) == x.coms[p], f"prover {p}, {detail}")
-            self.check(name, False, detail)
+                if grp.commit(vs[p], ss[p]) != x.coms[p]:
+                    raise Rejected(name, f"prover {p}, {detail}")
+            raise Rejected(name, detail)
         self.check(name, True, detail)
         return total
 
@@ -235,6 +247,7 @@ class Session:
         """V's coins v_j, drawn only after every commitment is fixed (Fiat–Shamir: hash of the transcript)."""
         self.c.public_coins += n
         self.c.bytes_verifier += (n + 7) // 8
+        self.record("public coins", "verifier", f"{n} public coins v_j", "Fiat–Shamir" if self.fs else "interactive")
         if self.fs:
             digest = self.transcript.digest()
             return [grp.hash_to_scalar(b"coin", digest, j.to_bytes(8, "little")) & 1 for j in range(n)]
@@ -325,6 +338,7 @@ class ProtocolResult:
     dealer_seconds: float
     seconds: float
     cheat_injected: bool = False
+    transcript: list[dict[str, str]] = field(default_factory=list)
 
 
 def run_protocol(
@@ -457,4 +471,5 @@ def run_protocol(
         sess.dealer_seconds,
         time.perf_counter() - t_start,
         sess.cheat_done,
+        sess.messages,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from typing import Any
@@ -50,6 +51,13 @@ def _report_transcript(res: ProtocolResult, reporter: Reporter) -> None:
             }
         )
     reporter.table("checklist", checklist)
+    reporter.table("transcript", res.transcript[:200])
+    reporter.artifact(
+        "transcript.json",
+        json.dumps(
+            {"phases": phases, "checklist": checklist, "messages": res.transcript}, ensure_ascii=False, indent=1
+        ),
+    )
 
 
 def protocol_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
