@@ -9,9 +9,9 @@ from apps.lab.declare import (
     Bool,
     Choice,
     Experiment,
+    Figure,
     Float,
     FloatList,
-    Figure,
     Histogram,
     Int,
     IntList,
@@ -27,7 +27,8 @@ PAPER = Paper(
         "Probabilities of causation are only partially identified: their sharp bounds combine experimental and "
         "observational probabilities as finite minima/maxima of smooth functions. Endpoint-specific sample-size "
         "formulas use the joint covariance of the estimates: a distribution-free rule for affine bounds and a "
-        "pilot-based plug-in rule with safety guarantees for ratio-type bounds; simulations check precision and coverage."
+        "pilot-based plug-in rule with safety guarantees for ratio-type bounds; simulations check precision and "
+        "coverage."
     ),
     arxiv="",
     authors=["(NeurIPS 2026; text not located — closest public text: Cheng, Mao, Pearl & Li, arXiv 2602.17070)"],
@@ -57,7 +58,9 @@ BASIS = Choice(
     label="n_e counted",
     help="per arm vs total is a factor-2 difference; every table states n per arm, n_e total and n_o",
 )
-ALPHA_P = Float("alpha_p", 0.1, min=0.01, max=0.5, label="pilot box level α_p", help="safe rule covers the true n w.p. ≥ 1 − α_p")
+ALPHA_P = Float(
+    "alpha_p", 0.1, min=0.01, max=0.5, label="pilot box level α_p", help="safe rule covers the true n w.p. ≥ 1 − α_p"
+)
 
 
 def _check_calculator(p: dict[str, Any]) -> dict[str, str] | None:
@@ -90,10 +93,14 @@ def _check_simulation(p: dict[str, Any]) -> dict[str, str] | None:
         errors["joint"] = "cell probabilities must have a positive sum"
     if 1.0 not in p["multipliers"]:
         errors["multipliers"] = "must include 1 (the rule's own n)"
-    if p["family"] != "PNS" and p["use_distribution_free"] and not any(
-        p[k] for k in ("use_plugin_active", "use_plugin_pilot", "use_plugin_safe")
+    if (
+        p["family"] != "PNS"
+        and p["use_distribution_free"]
+        and not any(p[k] for k in ("use_plugin_active", "use_plugin_pilot", "use_plugin_safe"))
     ):
-        errors["use_distribution_free"] = "PN/PS are ratio bounds: the distribution-free rule does not apply; pick a plug-in rule"
+        errors["use_distribution_free"] = (
+            "PN/PS are ratio bounds: the distribution-free rule does not apply; pick a plug-in rule"
+        )
     return errors or None
 
 
@@ -108,16 +115,32 @@ CALCULATOR = Experiment(
     ),
     compute="compute.causal_samplesize.run:calculator",
     params=[
-        Choice("family", "PNS", choices=[("PNS", "PNS"), ("PN", "PN"), ("PS", "PS"), ("MULTI", "multi-valued family (LP)")]),
+        Choice(
+            "family", "PNS", choices=[("PNS", "PNS"), ("PN", "PN"), ("PS", "PS"), ("MULTI", "multi-valued family (LP)")]
+        ),
         SIDE,
         EPS,
         CONFIDENCE,
         RATIO,
         BASIS,
-        FloatList("planning", [0.6, 0.35, 0.25, 0.25, 0.15, 0.35], min=0.0, max=1.0, min_len=6, max_len=6,
-                  label="planning values (e1, e0, o11, o10, o01, o00)"),
-        IntList("pilot", [60, 100, 35, 100, 25, 25, 15, 35], min=0, max=10_000_000, min_len=8, max_len=8,
-                label="pilot counts (s1, m1, s0, m0, c11, c10, c01, c00)"),
+        FloatList(
+            "planning",
+            [0.6, 0.35, 0.25, 0.25, 0.15, 0.35],
+            min=0.0,
+            max=1.0,
+            min_len=6,
+            max_len=6,
+            label="planning values (e1, e0, o11, o10, o01, o00)",
+        ),
+        IntList(
+            "pilot",
+            [60, 100, 35, 100, 25, 25, 15, 35],
+            min=0,
+            max=10_000_000,
+            min_len=8,
+            max_len=8,
+            label="pilot counts (s1, m1, s0, m0, c11, c10, c01, c00)",
+        ),
         ALPHA_P,
         Int("kx", 3, min=2, max=3, label="|X|", group="multi-valued family"),
         Int("ky", 3, min=2, max=3, label="|Y|", group="multi-valued family"),
@@ -163,7 +186,15 @@ SIMULATION = Experiment(
         RATIO,
         BASIS,
         Int("n_truths", 20, min=1, max=200, label="random truths"),
-        FloatList("joint", [], min=0.0, max=1.0, min_len=0, max_len=8, label="user joint over (X, Y_1, Y_0) (8 cells, optional)"),
+        FloatList(
+            "joint",
+            [],
+            min=0.0,
+            max=1.0,
+            min_len=0,
+            max_len=8,
+            label="user joint over (X, Y_1, Y_0) (8 cells, optional)",
+        ),
         Int("reps", 1000, min=100, max=5000, label="replicates R"),
         FloatList("multipliers", [0.5, 1.0, 2.0], min=0.25, max=4.0, min_len=1, max_len=6, label="n multipliers"),
         Bool("use_distribution_free", True, label="distribution-free rule"),
@@ -177,17 +208,30 @@ SIMULATION = Experiment(
     ],
     presets={
         "smoke": {"n_truths": 2, "reps": 100, "pilot_size": 100, "mc_draws": 64},
-        "paper headline": {"family": "PNS", "side": "upper", "eps": 0.05, "confidence": 0.95, "n_truths": 20, "reps": 1000},
+        "paper headline": {
+            "family": "PNS",
+            "side": "upper",
+            "eps": 0.05,
+            "confidence": 0.95,
+            "n_truths": 20,
+            "reps": 1000,
+        },
         "PNS both endpoints": {"family": "PNS", "side": "both", "n_truths": 20, "reps": 1000},
         "PN lower (ratio)": {"family": "PN", "side": "lower", "use_distribution_free": False, "n_truths": 20},
     },
     panels=[
         Figure("L̂ − L with ±ε (at each rule's n)", key="err_hist"),
         Histogram("L̂ − L, growing live", keys=["err/*"], x_label="L̂ − L"),
-        Line("Attainment vs n / n_rule (mean over truths)", keys=["attain/*"], x_label="n / n_rule", y_label="P(|L̂−L| ≤ ε)"),
+        Line(
+            "Attainment vs n / n_rule (mean over truths)",
+            keys=["attain/*"],
+            x_label="n / n_rule",
+            y_label="P(|L̂−L| ≤ ε)",
+        ),
         Line("Minimum attainment over truths", keys=["attain_min/*", "attain/target"], x_label="n / n_rule"),
         Line("Coverage, directional delta CI", keys=["coverage_directional/*"], x_label="n / n_rule"),
         Line("Coverage, naive delta CI", keys=["coverage_naive/*"], x_label="n / n_rule"),
+        Line("Coverage, conservative directional delta CI", keys=["coverage_conservative/*"], x_label="n / n_rule"),
         Line("Running minimum attainment at n_rule", keys=["running_min_attain/*"], x_label="truths done"),
         Table("Summary per rule and multiplier", key="summary", width=12),
         Table("Per truth (at n_rule)", key="per_truth", width=12),
@@ -204,13 +248,20 @@ KINK = Experiment(
     description=(
         "PNS lower bound max{0, e1 − e0, P(y) − e0, e1 − P(y)} with two terms tied (pair) or all four at 0 (null), "
         "separated by a gap Δ.\nCoverage of naive delta, directional delta and percentile bootstrap CIs, and the bias "
-        "of L̂ with Clark's (1961) closed form."
+        "of L̂ with Clark's (1961) closed form. 'Conservative' = union with each near-active term's delta interval."
     ),
     compute="compute.causal_samplesize.run:kink_stress",
     params=[
         Choice("tie", "pair", choices=[("pair", "e1 − e0 vs e1 − P(y)"), ("null", "null effect: four terms at 0")]),
-        FloatList("gaps", [0.0, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1], min=0.0, max=0.1, min_len=1, max_len=20,
-                  label="tie gaps Δ"),
+        FloatList(
+            "gaps",
+            [0.0, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1],
+            min=0.0,
+            max=0.1,
+            min_len=1,
+            max_len=20,
+            label="tie gaps Δ",
+        ),
         Int("n", 500, min=50, max=100_000, log=True, label="n per arm = n_o"),
         Int("reps", 1000, min=100, max=5000, label="replicates R"),
         Int("boots", 200, min=50, max=2000, label="bootstrap resamples"),
@@ -242,8 +293,18 @@ RATIO_EXP = Experiment(
     ),
     compute="compute.causal_samplesize.run:ratio_sensitivity",
     params=[
-        FloatList("p_xy", [0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5], min=0.01, max=0.5, min_len=1, max_len=20, label="P(x, y) grid"),
-        IntList("pilot_sizes", [50, 100, 500], min=20, max=10_000, min_len=1, max_len=5, label="pilot sizes per source"),
+        FloatList(
+            "p_xy",
+            [0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5],
+            min=0.01,
+            max=0.5,
+            min_len=1,
+            max_len=20,
+            label="P(x, y) grid",
+        ),
+        IntList(
+            "pilot_sizes", [50, 100, 500], min=20, max=10_000, min_len=1, max_len=5, label="pilot sizes per source"
+        ),
         Int("n_pilots", 20, min=2, max=200, label="pilots per point"),
         Int("reps", 400, min=100, max=5000, label="replicates R per design"),
         EPS,
@@ -253,12 +314,25 @@ RATIO_EXP = Experiment(
     ],
     presets={
         "smoke": {"p_xy": [0.1, 0.5], "pilot_sizes": [100], "n_pilots": 3, "reps": 100},
-        "paper headline": {"p_xy": [0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5], "pilot_sizes": [50, 100, 500], "n_pilots": 40},
+        "paper headline": {
+            "p_xy": [0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5],
+            "pilot_sizes": [50, 100, 500],
+            "n_pilots": 40,
+        },
     },
     panels=[
-        Line("Required n vs P(x,y) (log-log, slope −2)", keys=["n/*"], x_label="P(x,y)", y_label="n per source",
-             x_log=True, y_log=True, mode="lines+markers"),
-        Line("Realized attainment: naive vs safe", keys=["attain/*"], x_label="P(x,y)", x_log=True, mode="lines+markers"),
+        Line(
+            "Required n vs P(x,y) (log-log, slope −2)",
+            keys=["n/*"],
+            x_label="P(x,y)",
+            y_label="n per source",
+            x_log=True,
+            y_log=True,
+            mode="lines+markers",
+        ),
+        Line(
+            "Realized attainment: naive vs safe", keys=["attain/*"], x_label="P(x,y)", x_log=True, mode="lines+markers"
+        ),
         Table("Ratio sensitivity", key="ratio", width=12),
     ],
     cost_seconds=15,

@@ -3,8 +3,9 @@
 * Naive delta: L̂ ± z·se(T̂_k̂) with k̂ the estimated active term (invalid at ties: the max is not differentiable).
 * Directional delta (Fang & Santos 2019): √n(L̂ − L) → max_{k∈A} Z_k, Z ~ N(0, Σ_A); quantiles by Monte Carlo of
   the Gaussian max over the estimated near-active set Â = {k : |L̂ − T̂_k| ≤ κ_n·sd(T̂_k − T̂_k̂)},
-  κ_n = √(log n) (a generalized-moment-selection threshold; **design choice**).
+  κ_n = √(2 log log n) (a generalized-moment-selection threshold; **design choice**).
   CI = [L̂ − q_{1−α/2}, L̂ − q_{α/2}].
+  The "conservative" variant is its union with the delta intervals of the terms in Â (**design choice**).
 * Percentile bootstrap (parametric = multinomial resampling of the counts); inconsistent at exact ties.
 """
 
@@ -58,8 +59,14 @@ def directional_delta_ci(
     rng: np.random.Generator,
     draws: int = 500,
     kappa: float | None = None,
+    conservative: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Directional-delta CI; also returns |Â| per replicate.  θ̂ is (R, 6)."""
+    """Directional-delta CI; also returns |Â| per replicate.  θ̂ is (R, 6).
+
+    ``conservative``: return the union with each near-active term's own delta interval, so neither a trailing
+    term wrongly kept in Â nor a point mass at a constant term (0 or 1) pulls the interval off L at
+    finite-sample near-ties.  **Design choice.**
+    """
     t = ep.terms(theta_hat)  # (R, K)
     lhat = ep.value(theta_hat)
     k = _active_index(ep, t)
@@ -79,6 +86,10 @@ def directional_delta_ci(
     else:
         w = np.where(near[..., None], zdraw, np.inf).min(axis=1)
     q_lo, q_hi = np.quantile(w, [alpha / 2, 1 - alpha / 2], axis=1)
+    if conservative:  # union with every near-active term's own interval (quantiles of Z_k, k ∈ Â)
+        k_lo, k_hi = np.quantile(zdraw, [alpha / 2, 1 - alpha / 2], axis=2)  # (R, K) each
+        q_lo = np.minimum(q_lo, np.where(near, k_lo, np.inf).min(axis=1))
+        q_hi = np.maximum(q_hi, np.where(near, k_hi, -np.inf).max(axis=1))
     return lhat - q_hi, lhat - q_lo, near.sum(axis=1)
 
 

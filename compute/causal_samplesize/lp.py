@@ -42,7 +42,9 @@ class Family:
             raise ValueError("multi-valued families need 2 ≤ |X|, |Y| ≤ 3")
         if self.xa == self.xb:
             raise ValueError("the two treatments x_a, x_b must differ")
-        if not (0 <= self.xa < self.kx and 0 <= self.xb < self.kx and 0 <= self.ya < self.ky and 0 <= self.yb < self.ky):
+        if not (
+            0 <= self.xa < self.kx and 0 <= self.xb < self.kx and 0 <= self.ya < self.ky and 0 <= self.yb < self.ky
+        ):
             raise ValueError("treatment/outcome index out of range")
         if self.query not in ("PNS", "PN", "PS"):
             raise ValueError(f"unknown query {self.query!r}")

@@ -8,11 +8,13 @@ Per-observation covariance Σ₁ = blockdiag(e1(1−e1), e0(1−e0), (diag o −
 * Rule 1, distribution-free (affine terms), Popoviciu: Var(aᵀθ̂)·n ≤ a_e1²/4 + a_e0²/4 + range(a_o)²/(4 r_o);
   n = z² max_k V_k / ε².
 * Rule 2/3, plug-in delta method at planning values θ (rule 3, "active") or pilot estimates (rule 2, "pilot"):
-  n = z² max_k g_kᵀΣ₁g_k / (ε + gap_k)², gap_k = |L − T_k|.  At a tie (gap 0) this is the worst case
-  over the tied terms (directional delta); a term trailing by gap_k only matters if it can overtake L by
-  more than ε, hence the (ε + gap_k) margin.  **Design choice** generalising the near-active set.
+  T̂_k ≈ N(T_k, σ_k²/n), σ_k² = g_kᵀΣ₁g_k; n is the smallest size with the Gaussian union bound
+  Σ_k Φ̄((ε + gap_k)√n/σ_k) + Φ̄(ε√n/σ_active) ≤ α, gap_k = |L − T_k| (for a max: any term may overshoot
+  L + ε, the active term must undershoot L − ε).  One active term far from the rest gives n = z²σ²/ε²;
+  tied terms share α (directional worst case over the near-active set).  **Design choice** (smooth in gaps,
+  no threshold τ).
 * Rule 2 "safe": the plug-in maximised over a simultaneous (1 − α_p) Clopper–Pearson box around the
-  pilot cells (Bonferroni over the 6 cells; box corners + bounded L-BFGS-B).  **Design choice.**
+  pilot cells (Bonferroni over the 6 cells; box corners + a bounded compass search).  **Design choice.**
 * Baseline, Li, Mao & Pearl (NeurIPS 2022): its formula is not available here, so it raises.
 """
 
@@ -22,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import special, stats
 
 from .bounds import DEN_MIN, THETA_NAMES, Endpoint, endpoint
 from .sampling import theta_cov
@@ -114,34 +116,80 @@ def distribution_free(ep: Endpoint, eps: float, z: float, alloc: Allocation) -> 
     k = int(np.argmax(v))
     n = z**2 * v[k] / eps**2
     n_arm, n_tot, n_o = alloc.sizes(n)
-    rows = [{"term": lab, "V_k (per obs.)": float(v[i]), "n_k": z**2 * float(v[i]) / eps**2} for i, lab in enumerate(ep.labels)]
+    rows = [
+        {"term": lab, "V_k (per obs.)": float(v[i]), "n_k": z**2 * float(v[i]) / eps**2}
+        for i, lab in enumerate(ep.labels)
+    ]
     formula = f"n = z²·max_k V_k/ε² = {z:.4f}²·{v[k]:.4f}/{eps:g}² = {n:.2f}"
     return EndpointDesign(ep.name, "distribution_free", float(n), n_arm, n_tot, n_o, ep.labels[k], formula, rows)
 
 
-def plugin_n(ep: Endpoint, theta: np.ndarray, eps: float, z: float, alloc: Allocation) -> np.ndarray:
-    """Plug-in n(θ) = z² max_k g_kᵀΣ₁g_k/(ε + gap_k)², vectorised over θ (..., 6) → (...)."""
-    v = term_variances(ep, theta, alloc)
+def miss_bound(v: np.ndarray, gaps: np.ndarray, n: np.ndarray, eps: float) -> np.ndarray:
+    """Gaussian union bound on P(|L̂ − L| > ε) at base size n, vectorised: v, gaps (..., K), n (...).
+
+    For L = max_k T_k:  L̂ > L + ε needs some T̂_k > L + ε  → Σ_k Φ̄((ε + gap_k)√n/σ_k);
+                        L̂ < L − ε needs every T̂_k < L − ε → min_{k active} Φ̄(ε√n/σ_k)   (mirror for min).
+    σ_k² = v_k = g_kᵀΣ₁g_k per observation; a zero-variance (constant) term contributes 0.
+    """
+    far_x, near_x = _margins(v, gaps, eps)
+    return _bound(far_x, near_x, np.sqrt(np.asarray(n, dtype=float))[..., None])
+
+
+def _margins(v: np.ndarray, gaps: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Standardised margins (ε + gap_k)/σ_k and, for active terms only, ε/σ_k (inf elsewhere)."""
+    inv_sd = np.where(v > 0, 1.0 / np.sqrt(np.where(v > 0, v, 1.0)), np.inf)
+    return (eps + gaps) * inv_sd, np.where(gaps <= 1e-12, eps * inv_sd, np.inf)
+
+
+def _bound(far_x: np.ndarray, near_x: np.ndarray, root_n: np.ndarray) -> np.ndarray:
+    return special.ndtr(-far_x * root_n).sum(axis=-1) + special.ndtr(-(near_x.min(axis=-1) * root_n[..., 0]))
+
+
+def plugin_n(ep: Endpoint, theta: np.ndarray, eps: float, alpha: float, alloc: Allocation) -> np.ndarray:
+    """Plug-in n(θ): the smallest base n with miss_bound ≤ α (bisection on log n), vectorised over θ (..., 6).
+
+    With one active term and the others far away this is z_{1−α/2}²·gᵀΣ₁g/ε² exactly.
+    """
+    theta = np.asarray(theta, dtype=float)
+    v = np.clip(term_variances(ep, theta, alloc), 0.0, None)
     gaps = np.nan_to_num(ep.gaps(theta), nan=0.0)
-    return z**2 * np.max(v / (eps + gaps) ** 2, axis=-1)
+    far_x, near_x = _margins(v, gaps, eps)
+    z_hi = special.ndtri(1 - alpha / (2 * v.shape[-1] + 2))
+    hi = np.maximum(z_hi**2 * np.max(v / (eps + gaps) ** 2, axis=-1), 1e-9)  # bound ≤ α here (union over K+1)
+    lo = hi * 1e-4  # the answer is ≥ z_{1−α/2}²·max σ²/(ε+gap)² ≥ hi·(z_{1−α/2}/z_hi)² > hi·1e-4
+    for _ in range(34):  # relative precision (1e4)^(2^-34) − 1 ≈ 5e-10
+        mid = np.sqrt(lo * hi)
+        ok = _bound(far_x, near_x, np.sqrt(mid)[..., None]) <= alpha
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+    return np.where(np.max(v, axis=-1) > 0, hi, 0.0)
 
 
-def plugin(ep: Endpoint, theta: np.ndarray, eps: float, z: float, alloc: Allocation, rule: str = "plugin_active") -> EndpointDesign:
-    """Rules 2/3 (naive): the delta-method plug-in at θ (planning values or pilot estimates)."""
+def plugin(
+    ep: Endpoint, theta: np.ndarray, eps: float, alpha: float, alloc: Allocation, rule: str = "plugin_active"
+) -> EndpointDesign:
+    """Rules 2/3 (naive): the delta-method plug-in at θ (planning values or pilot estimates).
+
+    n solves Σ_k Φ̄((ε + gap_k)√n/σ_k) + Φ̄(ε√n/σ_active) = α (Gaussian union bound over the terms).
+    """
     theta = np.asarray(theta, dtype=float)
     _check_denominators(ep, theta)
     v = term_variances(ep, theta, alloc)
     t = ep.terms(theta)
     gaps = ep.gaps(theta)
-    nk = z**2 * v / (eps + gaps) ** 2
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    nk = z**2 * v / (eps + gaps) ** 2  # single-term requirement of each term (diagnostic)
     k = int(np.argmax(nk))
-    n = float(nk[k])
+    n = float(plugin_n(ep, theta, eps, alpha, alloc))
     n_arm, n_tot, n_o = alloc.sizes(n)
     rows = [
         {"term": lab, "T_k": float(t[i]), "gap": float(gaps[i]), "gᵀΣ₁g": float(v[i]), "n_k": float(nk[i])}
         for i, lab in enumerate(ep.labels)
     ]
-    formula = f"n = z²·gᵀΣ₁g/(ε+gap)² = {z:.4f}²·{v[k]:.4g}/({eps:g}+{gaps[k]:.3g})² = {n:.2f}"
+    formula = (
+        f"n: Σ_k Φ̄((ε+gap_k)√n/σ_k) + Φ̄(ε√n/σ_active) = α = {alpha:.4g} → n = {n:.2f} "
+        f"(driving term alone: z²·σ²/(ε+gap)² = {z:.4f}²·{v[k]:.4g}/({eps:g}+{gaps[k]:.3g})² = {nk[k]:.2f})"
+    )
     return EndpointDesign(ep.name, rule, n, n_arm, n_tot, n_o, ep.labels[k], formula, rows)
 
 
@@ -185,7 +233,15 @@ def sample_pilot(theta: np.ndarray, m_e: int, m_o: int, rng: np.random.Generator
     return Pilot(int(rng.binomial(m_e, theta[0])), m_e, int(rng.binomial(m_e, theta[1])), m_e, tuple(int(c) for c in o))
 
 
-def safe_plugin(ep: Endpoint, pilot: Pilot, eps: float, z: float, alloc: Allocation, alpha_p: float = 0.1) -> EndpointDesign:
+def safe_plugin(
+    ep: Endpoint,
+    pilot: Pilot,
+    eps: float,
+    alpha: float,
+    alloc: Allocation,
+    alpha_p: float = 0.1,
+    local_iters: int = 16,
+) -> EndpointDesign:
     """Rule 2 (safe): max of n(θ) over the Clopper–Pearson box; covers n(θ_true) w.p. ≥ 1 − α_p."""
     lo, hi = pilot.box(alpha_p)
     den_lo = ep.d + lo @ ep.b.T  # smallest denominator in the box (b ≥ 0)
@@ -193,17 +249,22 @@ def safe_plugin(ep: Endpoint, pilot: Pilot, eps: float, z: float, alloc: Allocat
         raise ValueError(f"{ep.name}: the pilot cannot rule out P(x,y) = 0; enlarge the pilot")
     corners = np.array(np.meshgrid(*[[lo[i], hi[i]] for i in range(6)], indexing="ij")).reshape(6, -1).T
     cand = np.vstack([corners, pilot.theta[None]])
-    vals = plugin_n(ep, cand, eps, z, alloc)
-    best = cand[int(np.argmax(vals))]
-
-    def neg(x: np.ndarray) -> float:
-        return -float(plugin_n(ep, x, eps, z, alloc))
-
-    res = optimize.minimize(neg, best, method="L-BFGS-B", bounds=list(zip(lo, hi)), options={"maxiter": 200})
-    theta_star = res.x if -res.fun > vals.max() else best
-    d = plugin(ep, theta_star, eps, z, alloc, rule="plugin_safe")
+    vals = plugin_n(ep, cand, eps, alpha, alloc)
+    theta_star, best = cand[int(np.argmax(vals))], float(vals.max())
+    # bounded local optimizer: compass search inside the box, all 12 axis moves evaluated at once
+    step = 0.25 * (hi - lo)
+    moves = np.vstack([np.eye(6), -np.eye(6)])
+    for _ in range(local_iters):
+        trial = np.clip(theta_star + moves * step, lo, hi)
+        tv = plugin_n(ep, trial, eps, alpha, alloc)
+        j = int(np.argmax(tv))
+        if tv[j] > best * (1 + 1e-9):
+            theta_star, best = trial[j], float(tv[j])
+        else:
+            step = step / 2
+    d = plugin(ep, theta_star, eps, alpha, alloc, rule="plugin_safe")
     d.formula = (
-        f"n = max over the {100 * (1 - alpha_p):g}% Clopper–Pearson box of z²·gᵀΣ₁g/(ε+gap)²; "
+        f"n = max over the {100 * (1 - alpha_p):g}% Clopper–Pearson box of the plug-in n(θ); "
         f"worst θ = ({', '.join(f'{n}={v:.3f}' for n, v in zip(THETA_NAMES, theta_star))}) → {d.n_exact:.2f}"
     )
     return d
@@ -230,6 +291,7 @@ def design(
     """Designs for ``side`` ∈ {lower, upper, both}; with "both" each endpoint uses z_{1−α/4} (Bonferroni)."""
     sides = ["lower", "upper"] if side == "both" else [side]
     z = z_value(confidence, both=side == "both")
+    alpha = (1.0 - confidence) / len(sides)  # two-sided miss probability per endpoint (Bonferroni)
     out = []
     for s in sides:
         ep = endpoint(family, s)
@@ -238,15 +300,15 @@ def design(
         elif rule == "plugin_active":
             if theta is None:
                 raise ValueError("the active-term plug-in needs planning values")
-            out.append(plugin(ep, theta, eps, z, alloc))
+            out.append(plugin(ep, theta, eps, alpha, alloc))
         elif rule == "plugin_pilot":
             if pilot is None:
                 raise ValueError("the pilot plug-in needs pilot counts")
-            out.append(plugin(ep, pilot.theta, eps, z, alloc, rule="plugin_pilot"))
+            out.append(plugin(ep, pilot.theta, eps, alpha, alloc, rule="plugin_pilot"))
         elif rule == "plugin_safe":
             if pilot is None:
                 raise ValueError("the safe plug-in needs pilot counts")
-            out.append(safe_plugin(ep, pilot, eps, z, alloc, alpha_p))
+            out.append(safe_plugin(ep, pilot, eps, alpha, alloc, alpha_p))
         elif rule == "baseline":
             out.append(baseline(ep, eps, z, alloc))
         else:

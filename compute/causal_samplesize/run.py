@@ -75,7 +75,17 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     for i, rule in enumerate(RULES):
         reporter.progress(i / len(RULES), RULE_LABELS[rule])
         try:
-            ds = design(cfg.family, cfg.side, rule, cfg.eps, cfg.confidence, alloc, theta=theta, pilot=pilot, alpha_p=cfg.alpha_p)
+            ds = design(
+                cfg.family,
+                cfg.side,
+                rule,
+                cfg.eps,
+                cfg.confidence,
+                alloc,
+                theta=theta,
+                pilot=pilot,
+                alpha_p=cfg.alpha_p,
+            )
         except BaselineNotImplemented:
             rows.append({"rule": RULE_LABELS[rule], "endpoint": cfg.side, "formula": NOT_IMPLEMENTED})
             summary[f"n_{rule}"] = "not implemented"
@@ -108,7 +118,7 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     term_rows, src_rows = [], []
     for side in ["lower", "upper"] if cfg.side == "both" else [cfg.side]:
         ep = endpoint(cfg.family, side)
-        d = plugin(ep, theta, cfg.eps, z, alloc)
+        d = plugin(ep, theta, cfg.eps, (1 - cfg.confidence) / (2 if cfg.side == "both" else 1), alloc)
         pv = popoviciu_variances(ep, alloc)
         for r, v in zip(d.terms, pv):
             term_rows.append({"endpoint": ep.name, **r, "Popoviciu V_k": None if np.isnan(v) else float(v)})
@@ -140,7 +150,10 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
         res = lp.lp_bound(fam, b, side)
         summary[f"bound_{side}"] = res.value
         g = res.grad
-        term_rows += [{"endpoint": side, "b": name, "value": float(b[i]), "dual ∂v/∂b": float(g[i])} for i, name in enumerate(fam.b_names())]
+        term_rows += [
+            {"endpoint": side, "b": name, "value": float(b[i]), "dual ∂v/∂b": float(g[i])}
+            for i, name in enumerate(fam.b_names())
+        ]
         v_plug = float(g @ cov @ g)
         v_df = lp.popoviciu_variance(fam, g, r_e=1.0, r_o=r_o) if fam.denominator_index() is None else float("nan")
         for rule, v in (("distribution_free", v_df), ("plugin_active", v_plug)):
@@ -168,7 +181,9 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
     for rule, n in need.items():
         if n > 0:
             n_arm = max(1, math.ceil(n - 1e-9))
-            bars.append({"rule": rule, "n per arm": n_arm, "n_e total": fam.kx * n_arm, "n_o": math.ceil(r_o * n - 1e-9)})
+            bars.append(
+                {"rule": rule, "n per arm": n_arm, "n_e total": fam.kx * n_arm, "n_o": math.ceil(r_o * n - 1e-9)}
+            )
             summary[f"n_{rule}"] = n_arm
     reporter.table("designs", rows)
     reporter.table("required_n", bars)
@@ -183,7 +198,9 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
 # Experiment 2: precision and coverage simulation
 # ------------------------------------------------------------------------------------------------
 def _err_figure(errs: dict[str, list[float]], eps: float) -> dict[str, Any]:
-    data = [{"type": "histogram", "x": v, "name": RULE_LABELS[r], "opacity": 0.6, "nbinsx": 60} for r, v in errs.items()]
+    data = [
+        {"type": "histogram", "x": v, "name": RULE_LABELS[r], "opacity": 0.6, "nbinsx": 60} for r, v in errs.items()
+    ]
     shapes = [
         {"type": "line", "x0": s * eps, "x1": s * eps, "yref": "paper", "y0": 0, "y1": 1, "line": {"dash": "dash"}}
         for s in (-1, 1)
@@ -201,7 +218,6 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     both = cfg.side == "both"
     sides = ["lower", "upper"] if both else [cfg.side]
     eps_ = [endpoint(cfg.family, s) for s in sides]
-    z = z_value(cfg.confidence, both=both)
     alpha_ci = (1 - cfg.confidence) / len(sides)
     zc = float(stats.norm.ppf(1 - alpha_ci / 2))  # per-endpoint CI level (Bonferroni for both)
     if cfg.joint:
@@ -226,7 +242,17 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
             reporter.progress(step / total, f"truth {i + 1}/{len(truths)}: {RULE_LABELS[rule]}")
             try:
                 n0 = combined_n(
-                    design(cfg.family, cfg.side, rule, cfg.eps, cfg.confidence, alloc, theta=th, pilot=pilot, alpha_p=cfg.alpha_p)
+                    design(
+                        cfg.family,
+                        cfg.side,
+                        rule,
+                        cfg.eps,
+                        cfg.confidence,
+                        alloc,
+                        theta=th,
+                        pilot=pilot,
+                        alpha_p=cfg.alpha_p,
+                    )
                 )
             except BaselineNotImplemented:
                 skipped[rule] = NOT_IMPLEMENTED
@@ -242,11 +268,16 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                 ok = np.all(np.abs(np.nan_to_num(err, nan=np.inf)) <= cfg.eps, axis=1)
                 cov_naive = np.ones(cfg.reps, bool)
                 cov_dir = np.ones(cfg.reps, bool)
+                cov_cons = np.ones(cfg.reps, bool)
                 for j, ep in enumerate(eps_):
                     lo, hi = naive_delta_ci(ep, thh, n_arm, n_arm, n_o, zc)
                     cov_naive &= (lo <= lval[j]) & (lval[j] <= hi)
                     lo, hi, _ = directional_delta_ci(ep, thh, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws)
                     cov_dir &= (lo <= lval[j]) & (lval[j] <= hi)
+                    lo, hi, _ = directional_delta_ci(
+                        ep, thh, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws, conservative=True
+                    )
+                    cov_cons &= (lo <= lval[j]) & (lval[j] <= hi)
                 tl, tu = tian_pearl(thh, cfg.family)
                 stats_[rule][m].append(
                     {
@@ -255,6 +286,7 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                         "attain": float(ok.mean()),
                         "cov_naive": float(cov_naive.mean()),
                         "cov_dir": float(cov_dir.mean()),
+                        "cov_cons": float(cov_cons.mean()),
                         "bias": float(np.nanmean(err[:, 0])),
                         "crossing": float(np.mean(tl > tu)),
                         "inconsistent": float(np.mean(~consistent(thh))),
@@ -279,9 +311,22 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
             summary[f"{rule}"] = skipped.get(rule, "no data")
             continue
         reporter.series(f"attain/{rule}", done, [float(np.mean([s["attain"] for s in stats_[rule][m]])) for m in done])
-        reporter.series(f"attain_min/{rule}", done, [float(np.min([s["attain"] for s in stats_[rule][m]])) for m in done])
-        reporter.series(f"coverage_naive/{rule}", done, [float(np.mean([s["cov_naive"] for s in stats_[rule][m]])) for m in done])
-        reporter.series(f"coverage_directional/{rule}", done, [float(np.mean([s["cov_dir"] for s in stats_[rule][m]])) for m in done])
+        reporter.series(
+            f"attain_min/{rule}", done, [float(np.min([s["attain"] for s in stats_[rule][m]])) for m in done]
+        )
+        reporter.series(
+            f"coverage_naive/{rule}", done, [float(np.mean([s["cov_naive"] for s in stats_[rule][m]])) for m in done]
+        )
+        reporter.series(
+            f"coverage_directional/{rule}",
+            done,
+            [float(np.mean([s["cov_dir"] for s in stats_[rule][m]])) for m in done],
+        )
+        reporter.series(
+            f"coverage_conservative/{rule}",
+            done,
+            [float(np.mean([s["cov_cons"] for s in stats_[rule][m]])) for m in done],
+        )
         for m in done:
             st = stats_[rule][m]
             rows.append(
@@ -294,6 +339,7 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                     "min attainment": float(np.min([s["attain"] for s in st])),
                     "coverage naive Δ": float(np.mean([s["cov_naive"] for s in st])),
                     "coverage directional Δ": float(np.mean([s["cov_dir"] for s in st])),
+                    "coverage conservative dir. Δ": float(np.mean([s["cov_cons"] for s in st])),
                     "bias": float(np.mean([s["bias"] for s in st])),
                     "crossing": float(np.mean([s["crossing"] for s in st])),
                     "inconsistent": float(np.mean([s["inconsistent"] for s in st])),
@@ -347,6 +393,8 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         cov["naive"] = float(np.mean((lo <= lval) & (lval <= hi)))
         lo, hi, _ = directional_delta_ci(ep, thh, n, n, n, alpha, rng, draws=cfg.mc_draws)
         cov["directional"] = float(np.mean((lo <= lval) & (lval <= hi)))
+        lo, hi, _ = directional_delta_ci(ep, thh, n, n, n, alpha, rng, draws=cfg.mc_draws, conservative=True)
+        cov["conservative"] = float(np.mean((lo <= lval) & (lval <= hi)))
         lo, hi = bootstrap_ci(ep, thh, n, n, n, alpha, rng, boots=cfg.boots)
         cov["bootstrap"] = float(np.mean((lo <= lval) & (lval <= hi)))
         # Clark (1961) closed form for E[max(T̂1, T̂2)] − L of the two competing terms
@@ -363,13 +411,22 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             {
                 "coverage/naive_delta": cov["naive"],
                 "coverage/directional_delta": cov["directional"],
+                "coverage/conservative_directional": cov["conservative"],
                 "coverage/bootstrap": cov["bootstrap"],
                 "coverage/nominal": cfg.confidence,
                 "bias/simulated": bias,
                 "bias/clark_closed_form": clark,
             },
         )
-        rows.append({"Δ": gap, **{f"coverage {k}": v for k, v in cov.items()}, "bias": bias, "bias s.e.": bias_se, "Clark bias": clark})
+        rows.append(
+            {
+                "Δ": gap,
+                **{f"coverage {k}": v for k, v in cov.items()},
+                "bias": bias,
+                "bias s.e.": bias_se,
+                "Clark bias": clark,
+            }
+        )
         if reporter.should_stop():
             break
     reporter.table("kink", rows)
@@ -378,6 +435,7 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     return {
         "coverage_naive_at_tie": r0["coverage naive"],
         "coverage_directional_at_tie": r0["coverage directional"],
+        "coverage_conservative_at_tie": r0["coverage conservative"],
         "coverage_bootstrap_at_tie": r0["coverage bootstrap"],
         "bias_at_tie": r0["bias"],
         "clark_bias_at_tie": r0["Clark bias"],
@@ -402,7 +460,9 @@ def ratio_theta(p_xy: float) -> np.ndarray:
     return theta_from_joint(p)
 
 
-def _attainment(ep: Any, th: np.ndarray, lval: float, n: float, eps: float, reps: int, rng: np.random.Generator) -> float:
+def _attainment(
+    ep: Any, th: np.ndarray, lval: float, n: float, eps: float, reps: int, rng: np.random.Generator
+) -> float:
     n = int(math.ceil(n))
     thh = sample_theta(th, n, n, n, reps, rng)
     err = np.nan_to_num(ep.value(thh) - lval, nan=np.inf)
@@ -415,7 +475,6 @@ def ratio_sensitivity(params: dict[str, Any], reporter: Reporter) -> dict[str, A
     rng = np.random.default_rng(cfg.seed)
     ep = endpoint("PN", "lower")
     alloc = Allocation(1.0)
-    z = z_value(cfg.confidence)
     rows, n_true = [], []
     total = len(cfg.p_xy) * len(cfg.pilot_sizes)
     step = 0
@@ -433,7 +492,9 @@ def ratio_sensitivity(params: dict[str, Any], reporter: Reporter) -> dict[str, A
                 pil = sample_pilot(th, m, m, rng)
                 for kind, rule in (("naive", "plugin_pilot"), ("safe", "plugin_safe")):
                     try:
-                        n = combined_n(design("PN", "lower", rule, cfg.eps, cfg.confidence, alloc, pilot=pil, alpha_p=cfg.alpha_p))
+                        n = combined_n(
+                            design("PN", "lower", rule, cfg.eps, cfg.confidence, alloc, pilot=pil, alpha_p=cfg.alpha_p)
+                        )
                     except ValueError:
                         n = float("nan")  # the pilot saw no (x, y) units: no design possible
                     if not np.isfinite(n):
@@ -457,7 +518,9 @@ def ratio_sensitivity(params: dict[str, Any], reporter: Reporter) -> dict[str, A
             if reporter.should_stop():
                 break
         reporter.scalar("attain/target", s, cfg.confidence)
-    slope = float(np.polyfit(np.log(cfg.p_xy[: len(n_true)]), np.log(n_true), 1)[0]) if len(n_true) > 1 else float("nan")
+    slope = (
+        float(np.polyfit(np.log(cfg.p_xy[: len(n_true)]), np.log(n_true), 1)[0]) if len(n_true) > 1 else float("nan")
+    )
     reporter.table("ratio", rows)
     reporter.log(f"log-log slope of the required n against P(x,y): {slope:.3f} (theory −2 for small P(x,y))")
     reporter.progress(1.0, "done")

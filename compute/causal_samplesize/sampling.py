@@ -1,7 +1,7 @@
 """Sampling model: binomial experimental arms, multinomial observational data, independent sources (spec §2).
 
-    ê1 ~ Bin(n_e1, e1)/n_e1,  ê0 ~ Bin(n_e0, e0)/n_e0,  ô ~ Mult(n_o, o)/n_o
-    Cov(θ̂) = blockdiag(e1(1−e1)/n_e1, e0(1−e0)/n_e0, (diag o − ooᵀ)/n_o)
+ê1 ~ Bin(n_e1, e1)/n_e1,  ê0 ~ Bin(n_e0, e0)/n_e0,  ô ~ Mult(n_o, o)/n_o
+Cov(θ̂) = blockdiag(e1(1−e1)/n_e1, e0(1−e0)/n_e0, (diag o − ooᵀ)/n_o)
 """
 
 from __future__ import annotations
@@ -37,9 +37,7 @@ def theta_cov_sqrt(theta: np.ndarray, n_e1: float, n_e0: float, n_o: float) -> n
     return b
 
 
-def sample_theta(
-    theta: np.ndarray, n_e1: int, n_e0: int, n_o: int, reps: int, rng: np.random.Generator
-) -> np.ndarray:
+def sample_theta(theta: np.ndarray, n_e1: int, n_e0: int, n_o: int, reps: int, rng: np.random.Generator) -> np.ndarray:
     """R replicate estimates θ̂, shape (reps, 6), for one truth θ (6,)."""
     th = np.asarray(theta, dtype=float)
     out = np.empty((reps, 6))

@@ -95,7 +95,9 @@ def test_pn_gradient_matches_finite_differences_and_closed_form() -> None:
     for fam in B.FAMILIES:
         for side in ("lower", "upper"):
             e = B.endpoint(fam, side)
-            num = np.array([(e.terms(th + h * np.eye(6)[i]) - e.terms(th - h * np.eye(6)[i])) / (2 * h) for i in range(6)]).T
+            num = np.array(
+                [(e.terms(th + h * np.eye(6)[i]) - e.terms(th - h * np.eye(6)[i])) / (2 * h) for i in range(6)]
+            ).T
             np.testing.assert_allclose(e.gradients(th), num, atol=1e-6)
 
 

