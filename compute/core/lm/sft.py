@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from compute.core.lm.model import LMConfig, TinyLM
+from compute.core.lm.optim import AdamW
 from compute.core.lm.sampling import generate, right_pad
 from compute.core.lm.tokenizer import Tokenizer, tokenizer_from_dict
 from compute.core.tasks import Task, TaskConfig, make_task, split_rng
@@ -145,7 +146,7 @@ def train_sft(cfg: SFTConfig, reporter: Any = None, device: str = "cpu") -> tupl
     probe_tok, _ = sft_batch(task, task.sample(64, np.random.default_rng(cfg.seed + 99), "train"), rng)
     tok_per_ex = float((probe_tok != task.tokenizer.pad_id).sum()) / 64
     total = max(1, int(cfg.tokens / (tok_per_ex * cfg.batch_size)))
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
+    opt = AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.95), weight_decay=cfg.weight_decay)
     t0, seen, acc = time.perf_counter(), 0, float("nan")
     history: list[dict[str, float]] = []
     for step in range(total):
@@ -161,8 +162,8 @@ def train_sft(cfg: SFTConfig, reporter: Any = None, device: str = "cpu") -> tupl
         seen += int((tok != task.tokenizer.pad_id).sum())
         last = step == total - 1
         if reporter is not None and (step % 10 == 0 or last):
-            reporter.scalars(seen, {"sft/train_loss": float(loss), "sft/tokens_per_s": seen / (time.perf_counter() - t0)})
-            reporter.progress((step + 1) / total, f"SFT step {step + 1}/{total}, loss {float(loss):.3f}")
+            reporter.scalars(seen, {"sft/train_loss": float(loss.detach()), "sft/tokens_per_s": seen / (time.perf_counter() - t0)})
+            reporter.progress((step + 1) / total, f"SFT step {step + 1}/{total}, loss {float(loss.detach()):.3f}")
         if step % cfg.eval_every == 0 or last:
             model.eval()
             with torch.no_grad():
