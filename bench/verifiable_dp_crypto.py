@@ -67,10 +67,13 @@ def main(quick: bool) -> None:
         )
     eps, delta, m = (2.0, 1e-6, 3) if quick else (1.0, 1e-6, 3)
     print(f"== mechanisms at equal (ε, δ) = ({eps:g}, {delta:g}), m = {m} ==")
-    rows = []
-    for mech in ("sn_vbm", "sn_vlm", "independent"):
-        res = run_protocol(mech, m, empty(m), eps, delta, k=24)
-        rows.append((mech, res))
+    best: dict[str, object] = {}
+    for _ in range(1 if quick else 2):  # interleaved rounds, min time per mechanism: load spikes cancel
+        for mech in ("sn_vbm", "sn_vlm", "independent"):
+            res = run_protocol(mech, m, empty(m), eps, delta, k=24)
+            if mech not in best or res.seconds < best[mech].seconds:
+                best[mech] = res
+    rows = list(best.items())
     t_vbm = rows[0][1].seconds
     sd_vbm = rows[0][1].noise_sd
     for mech, res in rows:
