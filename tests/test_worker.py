@@ -98,3 +98,22 @@ def test_killed_child_process_fails_run_at_once(catalog, user, tmp_path, purge_q
         assert "WorkerLostError" in Run.objects.get(pk=rid).error
     finally:
         w.kill()
+
+
+def test_soft_and_hard_time_limits(catalog, user, worker):
+    c = api_for(user)
+    soft = c.post("/api/runs/", {"experiment": "demo/sleeper", "config": {"seconds": 30}}, format="json").json()["id"]
+    wait_for(lambda: status(soft) == RunStatus.FAILED, 40)
+    run = Run.objects.get(pk=soft)
+    assert "soft time limit" in run.error and n_points(soft) > 5  # partial results were flushed
+    hard = c.post("/api/runs/", {"experiment": "demo/sleeper", "config": {"seconds": 30, "ignore_soft": True}}, format="json").json()["id"]
+    wait_for(lambda: status(hard) == RunStatus.FAILED, 40)
+    assert "hard time limit" in Run.objects.get(pk=hard).error
+
+
+def test_workers_overview_sees_live_worker(catalog, worker):
+    from apps.lab.workers import workers_overview
+
+    info = wait_for(lambda: [w for w in workers_overview(timeout=2.0)["workers"] if w["online"]], 20)
+    assert info[0]["hostname"].startswith("w1@") and set(info[0]["queues"]) == {"cpu", "gpu"} and info[0]["device"] == "cpu"
+    assert workers_overview()["queues"]["cpu"] == 0

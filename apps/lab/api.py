@@ -4,20 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import Throttled
+from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from .declare import ValidationError as ConfigError
 from .events import series_for
-from .models import Experiment, Paper, Run
+from .exports import bundle, export_json, series_csv, summary_csv, table_csv
+from .models import Experiment, Paper, Run, Sweep
+from .sweeps import create_sweep
 from .services import DEVICES, QuotaExceeded, cancel_run, create_run, rerun, resolve_config
 
 
@@ -135,6 +140,13 @@ class ExperimentViewSet(viewsets.ReadOnlyModelViewSet):
         return get_object_or_404(self.get_queryset(), paper__slug=paper, slug=slug)
 
 
+class RunCursorPagination(CursorPagination):
+    ordering = ("-created_at", "-id")
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
 @extend_schema(
     parameters=[
         OpenApiParameter("paper", str, description="paper slug"),
@@ -142,10 +154,15 @@ class ExperimentViewSet(viewsets.ReadOnlyModelViewSet):
         OpenApiParameter("status", str, enum=["queued", "running", "succeeded", "failed", "cancelled"]),
         OpenApiParameter("owner", str, description="username"),
         OpenApiParameter("tag", str),
+        OpenApiParameter("q", str, description="search in notes"),
+        OpenApiParameter("sweep", int, description="sweep id"),
+        OpenApiParameter("created_after", str, description="ISO date/datetime"),
+        OpenApiParameter("created_before", str, description="ISO date/datetime"),
     ]
 )
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet):
     serializer_class = RunSerializer
+    pagination_class = RunCursorPagination
     permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrStaffOrReadOnly]
 
     def get_throttles(self):  # type: ignore[no-untyped-def]
@@ -166,6 +183,22 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
             qs = qs.filter(owner__username=p["owner"])
         if p.get("tag"):
             qs = qs.filter(tags__contains=[p["tag"]]) if _json_contains_supported() else qs.filter(tags__icontains=p["tag"])
+        if p.get("q"):
+            qs = qs.filter(note__icontains=p["q"])
+        if p.get("sweep"):
+            qs = qs.filter(sweep_id=p["sweep"]) if p["sweep"].isdigit() else qs.none()
+        for name, lookup in (("created_after", "created_at__gte"), ("created_before", "created_at__lt")):
+            if p.get(name):
+                from django.utils.dateparse import parse_date, parse_datetime
+
+                when = parse_datetime(p[name]) or parse_date(p[name])
+                if when is not None and not hasattr(when, "hour"):
+                    import datetime as _dt
+
+                    when = _dt.datetime.combine(when, _dt.time.min, tzinfo=_dt.timezone.utc)
+                if when is None:
+                    raise serializers.ValidationError({name: "must be an ISO date or datetime"})
+                qs = qs.filter(**{lookup: when})
         return qs
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
@@ -261,6 +294,134 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
         if art is None:
             raise Http404("no such artifact")
         return FileResponse(art.file.open("rb"), content_type=art.content_type, as_attachment=True, filename=art.name)
+
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("what", str, enum=["all", "series", "summary", "table"], description="json: all; csv: series, summary or table"),
+            OpenApiParameter("fmt", str, enum=["json", "csv"]),
+            OpenApiParameter("key", str, description="table key (what=table) or comma-separated series keys"),
+        ],
+        responses={(200, "text/csv"): OpenApiTypes.STR, (200, "application/json"): OpenApiTypes.OBJECT},
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """The run's series, tables and summary as CSV or JSON (full resolution)."""
+        run = self.get_object()
+        fmt = request.query_params.get("fmt", "json")
+        what = request.query_params.get("what", "all" if fmt == "json" else "series")
+        key = request.query_params.get("key", "")
+        if fmt == "json":
+            body, ctype, ext = __import__("json").dumps(export_json(run)), "application/json", "json"
+        elif fmt == "csv" and what == "series":
+            body, ctype, ext = series_csv(run, [k for k in key.split(",") if k] or None), "text/csv", "csv"
+        elif fmt == "csv" and what == "summary":
+            body, ctype, ext = summary_csv(run), "text/csv", "csv"
+        elif fmt == "csv" and what == "table":
+            if not run.tables.filter(key=key).exists():
+                return Response({"key": f"no table {key!r}"}, status=400)
+            body, ctype, ext = table_csv(run, key), "text/csv", "csv"
+        else:
+            return Response({"fmt": "use fmt=json, or fmt=csv with what=series|summary|table"}, status=400)
+        resp = HttpResponse(body, content_type=ctype)
+        resp["Content-Disposition"] = f'attachment; filename="run-{run.pk}-{what}.{ext}"'
+        return resp
+
+    @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def bundle(self, request: Request, pk: str | None = None) -> HttpResponse:
+        """config + environment + results as a zip that `manage.py importrun` restores elsewhere."""
+        run = self.get_object()
+        resp = HttpResponse(bundle(run), content_type="application/zip")
+        resp["Content-Disposition"] = f'attachment; filename="run-{run.pk}.zip"'
+        return resp
+
+
+# --- sweeps ----------------------------------------------------------------------------------------
+class SweepSerializer(serializers.ModelSerializer):
+    experiment = serializers.CharField(source="experiment.key", read_only=True)
+    owner = serializers.CharField(source="owner.username", read_only=True, default=None)
+    counts = serializers.SerializerMethodField()
+    runs = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Sweep
+        fields = ["id", "experiment", "owner", "spec", "concurrency", "created_at", "note", "counts", "runs"]
+
+    def get_counts(self, obj: Sweep) -> dict[str, int]:
+        return obj.counts()
+
+    def get_runs(self, obj: Sweep) -> list[dict[str, Any]]:
+        return [
+            {"id": r.pk, "status": r.status, "config": r.config, "seed": r.seed, "summary": r.summary, "progress": r.progress}
+            for r in obj.runs.filter(deleted_at__isnull=True).order_by("id")
+        ]
+
+
+class SweepCreateSerializer(serializers.Serializer):
+    experiment = serializers.CharField()
+    base = serializers.DictField(required=False, default=dict, help_text="fixed parameter values")
+    preset = serializers.CharField(required=False, allow_blank=True)
+    axes_text = serializers.CharField(max_length=5000, help_text="one 'param = values' per line: lists, range(), linspace(), logspace(), random(n)")
+    seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
+    device = serializers.ChoiceField(choices=DEVICES, required=False, default="auto")
+    concurrency = serializers.IntegerField(required=False, default=2, min_value=1, max_value=64)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
+
+
+class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    serializer_class = SweepSerializer
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+    queryset = Sweep.objects.filter(deleted_at__isnull=True).select_related("experiment__paper", "owner")
+
+    @extend_schema(request=SweepCreateSerializer, responses={201: SweepSerializer})
+    def create(self, request: Request) -> Response:
+        ser = SweepCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        v = ser.validated_data
+        paper, _, slug = v["experiment"].partition("/")
+        exp = Experiment.objects.filter(paper__slug=paper, slug=slug, in_code=True, enabled=True).select_related("paper").first()
+        if exp is None:
+            return Response({"experiment": f"unknown experiment {v['experiment']!r}"}, status=400)
+        try:
+            resolve_config(exp, v["base"], v.get("preset") or None)  # names the bad field early
+            base = dict(exp.preset_rows.get(name=v["preset"]).values) if v.get("preset") else {}
+            base.update(v["base"])
+            sweep = create_sweep(exp, base, v["axes_text"], owner=request.user, seed=v["seed"], device=v["device"], concurrency=v["concurrency"], note=v["note"])
+        except ConfigError as exc:
+            return Response(exc.errors, status=400)
+        except QuotaExceeded as exc:
+            raise Throttled(detail=str(exc)) from None
+        return Response(SweepSerializer(sweep).data, status=201)
+
+    @extend_schema(request=None, responses=SweepSerializer)
+    @action(detail=True, methods=["post"])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        sweep = self.get_object()
+        if not (request.user.is_staff or request.user.pk == sweep.owner_id):
+            return Response({"detail": "only the sweep's owner or staff may cancel it"}, status=403)
+        for run in sweep.runs.exclude(status__in=["succeeded", "failed", "cancelled"]):
+            cancel_run(run)
+        return Response(SweepSerializer(sweep).data)
+
+
+# --- auth tokens -------------------------------------------------------------------------------------
+class TokenView(ObtainAuthToken):
+    """POST username+password → token (throttled); DELETE revokes the caller's token."""
+
+    throttle_scope = "auth"
+
+    def get_throttles(self):  # type: ignore[no-untyped-def]
+        from rest_framework.throttling import ScopedRateThrottle
+
+        return [ScopedRateThrottle()]
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request: Request) -> Response:
+        if not request.user or not request.user.is_authenticated:
+            return Response({"detail": "authentication required"}, status=401)
+        Token.objects.filter(user=request.user).delete()
+        return Response(status=204)
 
 
 def _json_contains_supported() -> bool:

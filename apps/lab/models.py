@@ -102,8 +102,34 @@ class RunQuerySet(models.QuerySet):
         return self.filter(deleted_at__isnull=True)
 
 
+class Sweep(models.Model):
+    """A family of child runs over a grid or random draws of parameters, queued with a concurrency cap."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.PROTECT, related_name="sweeps")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweeps")
+    spec = models.JSONField(default=dict)  # {"base": {...}, "axes": {param: [values]}, "mode": "grid"|"random", ...}
+    concurrency = models.PositiveIntegerField(default=2)
+    created_at = models.DateTimeField(default=timezone.now)
+    note = models.TextField(blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"sweep {self.pk} ({self.experiment.key})"
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in RunStatus.values}
+        for status, n in self.runs.values_list("status").annotate(n=models.Count("id")):
+            out[status] = n
+        out["total"] = sum(out[s] for s in RunStatus.values)
+        return out
+
+
 class Run(models.Model):
     experiment = models.ForeignKey(Experiment, on_delete=models.PROTECT, related_name="runs")
+    sweep = models.ForeignKey(Sweep, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     config = models.JSONField(default=dict)
     seed = models.BigIntegerField(default=0)
@@ -121,6 +147,7 @@ class Run(models.Model):
     task_id = models.CharField(max_length=100, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     cancel_requested = models.BooleanField(default=False)
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     traceback = models.TextField(blank=True)
     summary = models.JSONField(default=dict, blank=True)
@@ -227,3 +254,17 @@ class Artifact(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "name"], name="uniq_artifact_name")]
+
+
+class WorkerInfo(models.Model):
+    """What each Celery worker said about itself at start and at each task (device, queues)."""
+
+    hostname = models.CharField(max_length=200, unique=True)
+    queues = models.JSONField(default=list)
+    device = models.CharField(max_length=200, blank=True)
+    concurrency = models.PositiveIntegerField(default=1)
+    started_at = models.DateTimeField(default=timezone.now)
+    last_seen = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["hostname"]

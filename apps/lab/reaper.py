@@ -25,4 +25,23 @@ def reap_stale_runs(stale_after: float | None = None) -> list[int]:
         ):
             reaped.append(run.pk)
             publish_state(run)
+            _advance(run)
+    # cancel grace period: a running compute that ignored the cancel is terminated
+    grace = timezone.now() - timedelta(seconds=settings.PAPERLAB["CANCEL_GRACE_SECONDS"])
+    for run in Run.objects.filter(status=RunStatus.RUNNING, cancel_requested=True, cancel_requested_at__lt=grace):
+        if run.task_id:
+            from config.celery import app
+
+            app.control.revoke(run.task_id, terminate=True, signal="SIGKILL")
+        if run.transition(RunStatus.CANCELLED, progress_message="cancelled: terminated after the grace period"):
+            reaped.append(run.pk)
+            publish_state(run)
+            _advance(run)
     return reaped
+
+
+def _advance(run: Run) -> None:
+    if run.sweep_id:
+        from .sweeps import advance_sweep
+
+        advance_sweep(run.sweep_id)

@@ -199,7 +199,6 @@ def environment_info(device: str) -> dict[str, Any]:
 
 def execute_run(run_id: int, console: TextIO | None = None, worker: str = "") -> Run:
     """Run one queued run to a terminal state.  Never leaves it 'running' on an exception."""
-
     run = Run.objects.select_related("experiment__paper").get(pk=run_id)
     decl = run.experiment.declaration
     device = _resolve_device(run.device_requested)
@@ -207,16 +206,14 @@ def execute_run(run_id: int, console: TextIO | None = None, worker: str = "") ->
         RunStatus.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(), device=device, worker=worker or socket.gethostname()
     ):
         return run  # cancelled (or already taken) before it started
-    threads = max(1, int(decl.threads))
-    _set_threads(threads)
-    run.environment = environment_info(device)
-    Run.objects.filter(pk=run.pk).update(environment=run.environment)
-    publish_state(run)
-
     reporter = DBReporter(run, console=console)
     beat = Heartbeat(run.pk, reporter.cancel_event, CFG["HEARTBEAT_SECONDS"])
     beat.start()
     try:
+        _set_threads(max(1, int(decl.threads)))
+        run.environment = environment_info(device)
+        Run.objects.filter(pk=run.pk).update(environment=run.environment)
+        publish_state(run)
         from compute.core.runtime import seed_everything
 
         seed_everything(run.seed)
@@ -246,6 +243,10 @@ def execute_run(run_id: int, console: TextIO | None = None, worker: str = "") ->
         beat.join(timeout=5)
         run.refresh_from_db()
         publish_state(run)
+        if run.sweep_id:
+            from .sweeps import advance_sweep
+
+            advance_sweep(run.sweep_id)
     return run
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from .declare import ValidationError
 from .events import publish_state
@@ -36,7 +37,7 @@ def check_quota(user) -> None:  # type: ignore[no-untyped-def]
     if user is None or not user.is_authenticated or user.is_staff:
         return
     cfg = settings.PAPERLAB
-    active = Run.objects.visible().filter(owner=user)
+    active = Run.objects.visible().filter(owner=user).exclude(source="sweep", task_id="")  # held sweep children don't count
     queued = active.filter(status=RunStatus.QUEUED).count()
     running = active.filter(status=RunStatus.RUNNING).count()
     if queued >= cfg["MAX_QUEUED_RUNS_PER_USER"]:
@@ -60,13 +61,15 @@ def create_run(
     dispatch: bool = True,
     tags: list[str] | None = None,
     note: str = "",
+    check: bool = True,
 ) -> Run:
     """Create a queued run from an already validated config and (unless told not to) send it to Celery."""
     if not experiment.enabled or not experiment.in_code:
         raise ValidationError({"experiment": "this experiment is disabled"})
     if device not in DEVICES:
         raise ValidationError({"device": f"must be one of {', '.join(DEVICES)}"})
-    check_quota(owner)
+    if check:
+        check_quota(owner)
     run = Run.objects.create(
         experiment=experiment,
         owner=owner if owner is not None and owner.is_authenticated else None,
@@ -94,8 +97,9 @@ def dispatch_run(run: Run) -> None:
 
 
 def cancel_run(run: Run) -> Run:
-    """Queued → cancelled at once; running → the compute stops at its next report."""
-    Run.objects.filter(pk=run.pk).update(cancel_requested=True)
+    """Queued → cancelled at once; running → the compute stops at its next report (the reaper
+    terminates it after the grace period if it does not)."""
+    Run.objects.filter(pk=run.pk, cancel_requested=False).update(cancel_requested=True, cancel_requested_at=timezone.now())
     run.refresh_from_db()
     if run.status == RunStatus.QUEUED:
         run.transition(RunStatus.CANCELLED, progress_message="cancelled before start")
@@ -104,6 +108,10 @@ def cancel_run(run: Run) -> Run:
 
             app.control.revoke(run.task_id)
     publish_state(run)
+    if run.sweep_id and run.is_terminal:
+        from .sweeps import advance_sweep
+
+        transaction.on_commit(lambda: advance_sweep(run.sweep_id))
     return run
 
 

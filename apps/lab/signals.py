@@ -31,7 +31,9 @@ def _task_failed(sender=None, task_id=None, exception=None, args=None, einfo=Non
     if run is None or run.is_terminal:
         return
     reason = f"{type(exception).__name__}: {exception}" if exception else "task failed"
-    if "TimeLimitExceeded" in reason:
+    if type(exception).__name__ == "SoftTimeLimitExceeded":
+        reason = "soft time limit exceeded"
+    elif type(exception).__name__ == "TimeLimitExceeded":
         reason = f"hard time limit exceeded ({reason}): the worker process was killed"
     run.transition(RunStatus.FAILED, error=reason, traceback=str(einfo or ""))
     from .events import publish_state
@@ -40,10 +42,18 @@ def _task_failed(sender=None, task_id=None, exception=None, args=None, einfo=Non
 
 
 @worker_ready.connect
-def _reap_on_start(**kwargs):  # type: ignore[no-untyped-def]
+def _on_worker_ready(sender=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Record the worker (queues, device) for the workers page, and reap runs left by dead workers."""
     from .reaper import reap_stale_runs
+    from .workers import record_worker
 
     try:
-        reap_stale_runs()
+        queues = [q.name for q in sender.task_consumer.queues] if sender is not None else []
+        concurrency = getattr(getattr(sender, "pool", None), "num_processes", None) or getattr(sender, "concurrency", 1) or 1
+        record_worker(getattr(sender, "hostname", "worker"), queues, int(concurrency))
     except Exception:  # noqa: BLE001 - never block worker start
+        log.exception("could not record worker")
+    try:
+        reap_stale_runs()
+    except Exception:  # noqa: BLE001
         log.exception("reaper failed at worker start")

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+try:  # import torch once in the worker's main process, before the pool forks (seconds per child otherwise)
+    import torch  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+
 from .reaper import reap_stale_runs
 from .runner import execute_run
 

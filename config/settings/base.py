@@ -128,7 +128,7 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.UserRateThrottle",
         "rest_framework.throttling.ScopedRateThrottle",
     ],
-    "DEFAULT_THROTTLE_RATES": {"anon": "600/min", "user": "3000/min", "run_create": "120/min"},
+    "DEFAULT_THROTTLE_RATES": {"anon": "600/min", "user": "3000/min", "run_create": "120/min", "auth": "20/min"},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "paperlab API",
@@ -173,6 +173,8 @@ PAPERLAB = {
     "FLUSH_SECONDS": 0.25,
     "MAX_CONCURRENT_RUNS_PER_USER": int(env("PAPERLAB_MAX_CONCURRENT", "4") or 4),
     "MAX_QUEUED_RUNS_PER_USER": int(env("PAPERLAB_MAX_QUEUED", "50") or 50),
+    "MAX_SWEEP_SIZE": int(env("PAPERLAB_MAX_SWEEP", "200") or 200),
+    "CANCEL_GRACE_SECONDS": int(env("PAPERLAB_CANCEL_GRACE", "30") or 30),
 }
 
 LOGGING = {

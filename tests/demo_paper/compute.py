@@ -23,3 +23,17 @@ def counter(params: dict, reporter: Reporter) -> dict:
     reporter.log("done")
     reporter.artifact("result.txt", f"last={params['a'] * (n * k - 1)}\n")
     return {"last": params["a"] * (n * k - 1), "n_points": n * k, "device": params["device"]}
+
+
+def sleeper(params: dict, reporter: Reporter) -> dict:
+    t0 = time.monotonic()
+    step = 0
+    while time.monotonic() - t0 < params["seconds"]:
+        try:
+            reporter.scalar("demo/tick", step, time.monotonic() - t0)
+            time.sleep(0.1)
+            step += 1
+        except BaseException:  # noqa: BLE001 - deliberately ignores the soft time limit when asked to
+            if not params["ignore_soft"]:
+                raise
+    return {"ticks": step}

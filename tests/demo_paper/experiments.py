@@ -26,3 +26,17 @@ EXPERIMENTS = [
         time_limit=90,
     )
 ]
+
+EXPERIMENTS.append(
+    Experiment(
+        slug="sleeper",
+        title="Sleeper",
+        description="Sleeps in small steps; with ignore_soft it swallows the soft time limit (to test the hard one).",
+        compute="tests.demo_paper.compute:sleeper",
+        params=[Float("seconds", 30.0, min=0.1, max=600), Bool("ignore_soft", False)],
+        presets={"smoke": {"seconds": 0.2}},
+        panels=[Line("ticks", keys=["demo/tick"])],
+        soft_time_limit=4,
+        time_limit=8,
+    )
+)
