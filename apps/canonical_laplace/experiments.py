@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from apps.lab.declare import Bar, Bool, Choice, Experiment, Figure, Float, Int, Line, Paper, Param, Scatter, Table
@@ -54,27 +55,51 @@ def _common() -> list[Param]:
     return [
         Choice("dataset", "sinusoid", choices=DATASETS, label="data set", group="Data"),
         Int("n_train", 150, min=20, max=2000, label="N (training points)", group="Data"),
-        Float("noise", 0.3, min=0.01, max=1.0, label="data noise", help="sinusoid/tabular ε scale, moons noise",
-              group="Data"),
+        Float(
+            "noise",
+            0.3,
+            min=0.01,
+            max=1.0,
+            label="data noise",
+            help="sinusoid/tabular ε scale, moons noise",
+            group="Data",
+        ),
         Bool("gap", False, label="sinusoid: gap x ∈ [3, 5]", group="Data"),
-        Choice("hidden", "32-32", choices=HIDDEN, label="hidden widths", help="1-32-32-1 for the sinusoid",
-               group="Network"),
+        Choice(
+            "hidden", "32-32", choices=HIDDEN, label="hidden widths", help="1-32-32-1 for the sinusoid", group="Network"
+        ),
         Int("train_steps", 2000, min=200, max=20000, log=True, label="MAP training steps (Adam)", group="Network"),
         Float("lr", 1e-2, min=1e-4, max=0.1, log=True, label="Adam learning rate", group="Network"),
         Float("weight_decay", 1e-4, min=0.0, max=0.1, label="MAP weight decay", group="Network"),
-        Float("sigma", 0.3, min=0.01, max=5.0, label="likelihood σ", help="same σ for every method (regression)",
-              group="Laplace"),
-        Choice("curvature", "ggn", choices=[("ggn", "full GGN"), ("hessian", "full Hessian (clamped ≥ 0)")],
-               group="Laplace"),
-        Choice("family", "A", choices=[("A", "A: γ-interpolated normal form"), ("B", "B: ENorm min-norm (no γ)")],
-               label="canonicalizer family", group="Laplace"),
+        Float(
+            "sigma",
+            0.3,
+            min=0.01,
+            max=5.0,
+            label="likelihood σ",
+            help="same σ for every method (regression)",
+            group="Laplace",
+        ),
+        Choice(
+            "curvature",
+            "ggn",
+            choices=[("ggn", "full GGN"), ("hessian", "full Hessian (clamped ≥ 0)")],
+            group="Laplace",
+        ),
+        Choice(
+            "family",
+            "A",
+            choices=[("A", "A: γ-interpolated normal form"), ("B", "B: ENorm min-norm (no γ)")],
+            label="canonicalizer family",
+            group="Laplace",
+        ),
     ]
 
 
 def _n_params(params: dict[str, Any]) -> int:
     hs = [int(h) for h in params["hidden"].split("-")]
     widths = [D_IN[params["dataset"]], *hs, D_OUT[params["dataset"]]]
-    return sum((a + 1) * b for a, b in zip(widths[:-1], widths[1:]))
+    return sum((a + 1) * b for a, b in pairwise(widths))
 
 
 def _check(params: dict[str, Any]) -> dict[str, str] | None:
@@ -102,14 +127,27 @@ INVARIANCE = Experiment(
     params=[
         *_common(),
         Int("n_rescalings", 8, min=2, max=32, label="R (random rescalings)", group="Orbit"),
-        Float("log10_scale_range", 1.0, min=0.0, max=3.0, label="log₁₀ range of s",
-              help="s = 10^U(±range): 1 gives s ∈ [0.1, 10]", group="Orbit"),
-        Bool("select_gamma", True, label="select γ by evidence", help="joint (γ, λ) argmax; else use γ below",
-             group="Laplace"),
+        Float(
+            "log10_scale_range",
+            1.0,
+            min=0.0,
+            max=3.0,
+            label="log₁₀ range of s",
+            help="s = 10^U(±range): 1 gives s ∈ [0.1, 10]",
+            group="Orbit",
+        ),
+        Bool(
+            "select_gamma",
+            True,
+            label="select γ by evidence",
+            help="joint (γ, λ) argmax; else use γ below",
+            group="Laplace",
+        ),
         Float("gamma", 0.5, min=0.0, max=1.0, label="γ (when not selected)", group="Laplace"),
         Bool("layerwise", True, label="include the layer-wise λ_l baseline", group="Laplace"),
-        Int("n_gamma", 11, min=2, max=41, label="γ grid size", help="every-γ sweep and selection grid",
-            group="Laplace"),
+        Int(
+            "n_gamma", 11, min=2, max=41, label="γ grid size", help="every-γ sweep and selection grid", group="Laplace"
+        ),
     ],
     presets={
         "smoke": {**SMOKE, "n_rescalings": 2, "n_gamma": 5},
@@ -122,19 +160,29 @@ INVARIANCE = Experiment(
     },
     panels=[
         Scatter("log evidence per representative", keys=["logz/*"], x_label="representative", y_label="log Z"),
-        Scatter("selected λ* per representative", keys=["lambda/*"], x_label="representative", y_log=True,
-                help="layer-wise: geometric mean of the λ_l"),
+        Scatter(
+            "selected λ* per representative",
+            keys=["lambda/*"],
+            x_label="representative",
+            y_log=True,
+            help="layer-wise: geometric mean of the λ_l",
+        ),
         Scatter("predictive sd at the probe point (x = 10)", keys=["sd/*"], x_label="representative"),
-        Scatter("predictive sd at the left probe end (x = −2)", keys=["sd_left/*"], x_label="representative",
-                y_log=True),
+        Scatter(
+            "predictive sd at the left probe end (x = −2)", keys=["sd_left/*"], x_label="representative", y_log=True
+        ),
         Figure("Predictive bands of all representatives", key="bands", width=12),
         Figure("log Z strip plot", key="strip"),
         Scatter("layer-wise λ_l per representative", keys=["lambda_layer/*"], x_label="representative", y_log=True),
         Table("Max deviation across representatives", key="deviation", width=12),
-        Line("Every γ: max relative deviation across the orbit", keys=["gamma_sweep/max_rel_dev_*"], x_label="γ",
-             y_log=True, mode="lines+markers"),
-        Line("log Z(γ, λ*(γ)), trained representative", keys=["gamma_sweep/logz"], x_label="γ",
-             mode="lines+markers"),
+        Line(
+            "Every γ: max relative deviation across the orbit",
+            keys=["gamma_sweep/max_rel_dev_*"],
+            x_label="γ",
+            y_log=True,
+            mode="lines+markers",
+        ),
+        Line("log Z(γ, λ*(γ)), trained representative", keys=["gamma_sweep/logz"], x_label="γ", mode="lines+markers"),
         Table("Every-γ invariance", key="per_gamma", width=12),
         Table("Per representative", key="representatives", width=12),
         Scatter("Orbit checks: max|f(Sθ)−f(θ)|, ‖c(Sθ)−c(θ)‖∞", keys=["orbit/*"], x_label="representative"),

@@ -86,8 +86,9 @@ def output_normal_scales(mlp: MLP, theta: Tensor) -> list[Tensor]:
     return ts
 
 
-def enorm_scales(mlp: MLP, theta: Tensor, omega: list[float] | None = None, rtol: float = 1e-12,
-                 max_iter: int = 20000) -> tuple[list[Tensor], int]:
+def enorm_scales(
+    mlp: MLP, theta: Tensor, omega: list[float] | None = None, rtol: float = 1e-12, max_iter: int = 20000
+) -> tuple[list[Tensor], int]:
     """ENorm: t = argmin_t Σ_l ω_l ‖W̃_l(t)‖² by block-coordinate closed-form updates; (t, iterations)."""
     layers = mlp.unflatten(theta)
     omega = list(omega) if omega is not None else [1.0] * mlp.n_layers

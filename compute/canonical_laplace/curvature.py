@@ -20,7 +20,9 @@ from torch.func import hessian, jacrev
 
 from .model import MLP
 
-# relative cut below which Gram eigenvalues are treated as exact zeros (null space of G)
+# relative cut below which eigenvalues are treated as exact zeros (null space of G).  Round-off in eigh is
+# ~M·ε·e_max ≈ 3e-14·e_max; without the cut, noise eigenvalues differ between representatives and at λ = 1e-4
+# move log Z by ~1e-7 (design choice: invariance of the near-null space beats resolving e < 1e-12·e_max).
 GRAM_RTOL = 1e-12
 
 
@@ -129,12 +131,15 @@ class Curvature:
             v = (self.b.T @ u) / e.sqrt()[None, :]
             return Spectrum(e, v, p, full=False)
         e, q = torch.linalg.eigh(self.matrix())
-        return Spectrum(e.clamp_min(0), q, p, full=True)
+        e = torch.where(e > GRAM_RTOL * e.max().clamp_min(1e-300), e, torch.zeros_like(e))
+        return Spectrum(e, q, p, full=True)
 
     def eigvals(self) -> Tensor:
-        """All P eigenvalues (clamped at 0), without eigenvectors."""
+        """All P eigenvalues without eigenvectors; below GRAM_RTOL·max (round-off) set to 0, as in ``spectrum``."""
         p = self.n_params
         if self.b is not None and self.b.shape[0] < p:
-            e = torch.linalg.eigvalsh(self.b @ self.b.T).clamp_min(0)
-            return torch.cat([e, e.new_zeros(p - e.numel())])
-        return torch.linalg.eigvalsh(self.matrix()).clamp_min(0)
+            e = torch.linalg.eigvalsh(self.b @ self.b.T)
+            e = torch.cat([e, e.new_zeros(p - e.numel())])
+        else:
+            e = torch.linalg.eigvalsh(self.matrix())
+        return torch.where(e > GRAM_RTOL * e.max().clamp_min(1e-300), e, torch.zeros_like(e))

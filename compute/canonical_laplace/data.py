@@ -77,8 +77,9 @@ def _tabular_fn(x: np.ndarray) -> np.ndarray:
     return y + np.sin(2 * x[:, 7])
 
 
-def make_data(name: str, n_train: int, noise: float, seed: int, gap: bool = False, n_test: int = 500,
-              device: str = "cpu") -> DataBundle:
+def make_data(
+    name: str, n_train: int, noise: float, seed: int, gap: bool = False, n_test: int = 500, device: str = "cpu"
+) -> DataBundle:
     """Generate train / in-range test / out-of-range test splits of data set ``name``."""
     rng = np.random.default_rng(seed + 7919)
 
@@ -86,6 +87,7 @@ def make_data(name: str, n_train: int, noise: float, seed: int, gap: bool = Fals
         return torch.as_tensor(a, dtype=DTYPE, device=device)
 
     if name == "sinusoid":
+
         def split(x: np.ndarray) -> Split:
             y = np.sin(x) + noise * rng.standard_normal(x.shape)
             return Split(t(x[:, None]), t(y[:, None]))
@@ -93,17 +95,40 @@ def make_data(name: str, n_train: int, noise: float, seed: int, gap: bool = Fals
         x_tr = _sinusoid_x(rng, n_train, 0.0, 8.0, gap)
         x_in = _sinusoid_x(rng, n_test, 0.0, 8.0, False)
         x_out = np.r_[rng.uniform(-2.0, 0.0, n_test // 2), rng.uniform(8.0, 10.0, n_test - n_test // 2)]
-        return DataBundle(name, "regression", 1, 1, split(x_tr), split(x_in), split(x_out),
-                          (np.zeros(1), np.ones(1)), (-2.0, 10.0), 10.0)
+        return DataBundle(
+            name,
+            "regression",
+            1,
+            1,
+            split(x_tr),
+            split(x_in),
+            split(x_out),
+            (np.zeros(1), np.ones(1)),
+            (-2.0, 10.0),
+            10.0,
+        )
     if name == "moons":
         x_tr, y_tr = _moons(rng, n_train, noise)
         x_in, y_in = _moons(rng, n_test, noise)
         x_out, y_out = _moons(rng, n_test, 2.5 * noise)  # covariate shift: noisier moons
-        lab = lambda a: torch.as_tensor(a, dtype=torch.int64, device=device)  # noqa: E731
-        return DataBundle(name, "classification", 2, 2, Split(t(x_tr), lab(y_tr)), Split(t(x_in), lab(y_in)),
-                          Split(t(x_out), lab(y_out)), (np.array([0.5, 0.25]), np.array([1.0, 0.0])),
-                          (-4.0, 4.0), 4.0)
+
+        def lab(a: np.ndarray) -> Tensor:
+            return torch.as_tensor(a, dtype=torch.int64, device=device)
+
+        return DataBundle(
+            name,
+            "classification",
+            2,
+            2,
+            Split(t(x_tr), lab(y_tr)),
+            Split(t(x_in), lab(y_in)),
+            Split(t(x_out), lab(y_out)),
+            (np.array([0.5, 0.25]), np.array([1.0, 0.0])),
+            (-4.0, 4.0),
+            4.0,
+        )
     if name == "tabular":
+
         def split_tab(x: np.ndarray) -> Split:
             y = _tabular_fn(x) + noise * rng.standard_normal(len(x))
             return Split(t(x), t(y[:, None]))
@@ -113,6 +138,16 @@ def make_data(name: str, n_train: int, noise: float, seed: int, gap: bool = Fals
         x_out = rng.uniform(-1, 1, size=(n_test, 8))
         k = rng.integers(0, 8, size=n_test)
         x_out[np.arange(n_test), k] = rng.choice([-1, 1], size=n_test) * rng.uniform(1.0, 2.0, size=n_test)
-        return DataBundle(name, "regression", 8, 1, split_tab(x_tr), split_tab(x_in), split_tab(x_out),
-                          (np.zeros(8), np.ones(8) / math.sqrt(8)), (-3.0, 3.0), 3.0)
+        return DataBundle(
+            name,
+            "regression",
+            8,
+            1,
+            split_tab(x_tr),
+            split_tab(x_in),
+            split_tab(x_out),
+            (np.zeros(8), np.ones(8) / math.sqrt(8)),
+            (-3.0, 3.0),
+            3.0,
+        )
     raise ValueError(f"unknown data set {name!r}; choose from {DATASETS}")

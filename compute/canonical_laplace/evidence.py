@@ -60,13 +60,15 @@ def select_lambda(eig: Tensor, sq_norm: float, n_grid: int = 161) -> float:
     if sq_norm <= 0:
         return 10.0**hi_b
     grid = np.logspace(lo_b, hi_b, n_grid)
-    gaps = np.array([mackay_gap(e, sq_norm, lam) for lam in grid])
+    gaps = (e[None, :] / (e[None, :] + grid[:, None])).sum(1) - grid * sq_norm  # mackay_gap on the whole grid
     if gaps[0] <= 0:
         return float(grid[0])
     if gaps[-1] >= 0:
         return float(grid[-1])
     i = int(np.argmax(gaps < 0))
-    log_lam = brentq(lambda t: mackay_gap(e, sq_norm, 10.0**t), math.log10(grid[i - 1]), math.log10(grid[i]), xtol=1e-15)
+    log_lam = brentq(
+        lambda t: mackay_gap(e, sq_norm, 10.0**t), math.log10(grid[i - 1]), math.log10(grid[i]), xtol=1e-15
+    )
     lam = 10.0**log_lam
     return float(np.sum(e / (e + lam)) / sq_norm)  # MacKay step (a no-op at the root)
 
@@ -94,8 +96,9 @@ class LaplaceFit:
         return self.spectrum.inv_quad(jac_star / self.d, self.lam)
 
 
-def fit_whitened(method: str, curv: Curvature, theta: Tensor, loglik: float, d: Tensor, lam: float | None = None,
-                 **extra: object) -> LaplaceFit:
+def fit_whitened(
+    method: str, curv: Curvature, theta: Tensor, loglik: float, d: Tensor, lam: float | None = None, **extra: object
+) -> LaplaceFit:
     """Fit P₀ = λD² with λ chosen by evidence (or given) on the whitened curvature D⁻¹GD⁻¹."""
     cw = curv.whiten(d)
     spec = cw.spectrum()
@@ -112,8 +115,9 @@ def fit_standard_scalar(curv: Curvature, theta: Tensor, loglik: float) -> Laplac
     return fit_whitened("standard_scalar", curv, theta, loglik, torch.ones_like(theta))
 
 
-def select_layerwise(curv: Curvature, theta: Tensor, groups: list[slice], lam0: float, max_sweeps: int = 100,
-                     rtol: float = 1e-10) -> tuple[Tensor, int]:
+def select_layerwise(
+    curv: Curvature, theta: Tensor, groups: list[slice], lam0: float, max_sweeps: int = 100, rtol: float = 1e-10
+) -> tuple[Tensor, int]:
     """Layer-wise λ_l by exact coordinate ascent on log Z.
 
     With the other groups fixed, the Schur complement of G + P₀ onto group l is
@@ -131,8 +135,13 @@ def select_layerwise(curv: Curvature, theta: Tensor, groups: list[slice], lam0: 
         old = lams.clone()
         for gi, g in enumerate(groups):
             rest = (idx < g.start) | (idx >= g.stop)
-            p_rest = torch.cat([torch.full((s.stop - s.start,), float(lams[j]), dtype=theta.dtype, device=theta.device)
-                                for j, s in enumerate(groups) if j != gi])
+            p_rest = torch.cat(
+                [
+                    torch.full((s.stop - s.start,), float(lams[j]), dtype=theta.dtype, device=theta.device)
+                    for j, s in enumerate(groups)
+                    if j != gi
+                ]
+            )
             b_rest = b[:, rest]
             chol = torch.linalg.cholesky(eye + (b_rest / p_rest[None, :]) @ b_rest.T)
             c = torch.linalg.solve_triangular(chol, b[:, g], upper=False)  # (M, P_l)
@@ -144,12 +153,17 @@ def select_layerwise(curv: Curvature, theta: Tensor, groups: list[slice], lam0: 
     return lams, sweeps
 
 
-def fit_standard_layerwise(curv: Curvature, theta: Tensor, loglik: float, groups: list[slice],
-                           lam0: float) -> LaplaceFit:
+def fit_standard_layerwise(
+    curv: Curvature, theta: Tensor, loglik: float, groups: list[slice], lam0: float
+) -> LaplaceFit:
     """Standard EB baseline with one λ_l per layer: P₀ = diag(λ_l), i.e. D = √P₀ and λ = 1."""
     lams, sweeps = select_layerwise(curv, theta, groups, lam0)
-    p0 = torch.cat([torch.full((g.stop - g.start,), float(lams[i]), dtype=theta.dtype, device=theta.device)
-                    for i, g in enumerate(groups)])
+    p0 = torch.cat(
+        [
+            torch.full((g.stop - g.start,), float(lams[i]), dtype=theta.dtype, device=theta.device)
+            for i, g in enumerate(groups)
+        ]
+    )
     fit = fit_whitened("standard_layerwise", curv, theta, loglik, p0.sqrt(), lam=1.0, sweeps=sweeps)
     fit.extra["lambdas"] = [float(v) for v in lams]
     return fit

@@ -11,6 +11,7 @@ with S diagonal and f(x; Sθ) = f(x; θ).  The output layer is never rescaled.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -130,7 +131,7 @@ def train_map(
     steps: int,
     lr: float = 1e-2,
     weight_decay: float = 1e-4,
-    callback: object = None,
+    callback: Callable[[int, float], bool] | None = None,
 ) -> Tensor:
     """MAP by full-batch Adam on mean MSE (regression) or mean CE (classification) + weight_decay·‖θ‖².
 
@@ -150,7 +151,7 @@ def train_map(
         loss.backward()
         opt.step()
         sched.step()
-        if callback is not None and (step % 50 == 0 or step == steps - 1):
-            if callback(step, float(data_loss.detach())):  # type: ignore[operator]
-                break
+        report = callback is not None and (step % 50 == 0 or step == steps - 1)
+        if report and callback(step, float(data_loss.detach())):
+            break
     return theta.detach()

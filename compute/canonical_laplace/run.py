@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import torch
-from scipy.optimize import minimize_scalar
 from torch import Tensor
 
 from compute.core.reporter import Reporter
@@ -73,8 +73,10 @@ def prepare(cfg: BaseConfig, reporter: Reporter, frac: float = 0.4) -> Trained:
     mlp = parse_widths(data.d_in, cfg.hidden, data.d_out)
     gen = torch.Generator().manual_seed(cfg.seed)
     theta0 = init_params(mlp, gen, cfg.device)
-    reporter.log(f"{cfg.dataset}: N={cfg.n_train}, net {'-'.join(map(str, mlp.widths))}, P={mlp.n_params}, "
-                 f"{cfg.curvature.upper()} curvature, canonicalizer family {cfg.family}")
+    reporter.log(
+        f"{cfg.dataset}: N={cfg.n_train}, net {'-'.join(map(str, mlp.widths))}, P={mlp.n_params}, "
+        f"{cfg.curvature.upper()} curvature, canonicalizer family {cfg.family}"
+    )
     xs: list[float] = []
     ys: list[float] = []
 
@@ -87,10 +89,11 @@ def prepare(cfg: BaseConfig, reporter: Reporter, frac: float = 0.4) -> Trained:
         return reporter.should_stop()
 
     t0 = time.perf_counter()
-    theta = train_map(mlp, theta0, data.train.x, data.train.y, data.likelihood, cfg.train_steps, cfg.lr,
-                      cfg.weight_decay, callback=cb)
+    theta = train_map(
+        mlp, theta0, data.train.x, data.train.y, data.likelihood, cfg.train_steps, cfg.lr, cfg.weight_decay, callback=cb
+    )
     if len(xs) % 4:
-        reporter.series("train/loss", xs[-(len(xs) % 4):], ys[-(len(xs) % 4):])
+        reporter.series("train/loss", xs[-(len(xs) % 4) :], ys[-(len(xs) % 4) :])
     return Trained(cfg, data, mlp, theta, gen, time.perf_counter() - t0)
 
 
@@ -204,7 +207,7 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     c_dev, f_dev, gamma_star = [], [], []
     c_ref = canonicalize(tr.mlp, reps[0], cfg.family, cfg.gamma)
     f_ref = tr.mlp.forward(reps[0], tr.data.train.x)
-    x_probe = xp[i_probe: i_probe + 1]
+    x_probe = xp[i_probe : i_probe + 1]
     rows = []
     for r, theta in enumerate(reps):
         if reporter.should_stop():
@@ -215,8 +218,9 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         c_dev.append(float((canonicalize(tr.mlp, theta, cfg.family, cfg.gamma) - c_ref).abs().max()))
         fits: dict[str, LaplaceFit] = {"standard_scalar": fit_standard_scalar(rep.curv, theta, rep.loglik)}
         if cfg.layerwise:
-            fits["standard_layerwise"] = fit_standard_layerwise(rep.curv, theta, rep.loglik, tr.mlp.groups(),
-                                                                fits["standard_scalar"].lam)
+            fits["standard_layerwise"] = fit_standard_layerwise(
+                rep.curv, theta, rep.loglik, tr.mlp.groups(), fits["standard_scalar"].lam
+            )
         best, coarse = select_gamma(tr, rep, cfg.n_gamma)
         fits["canonical"] = best if cfg.select_gamma else fit_canonical(tr, rep, cfg.gamma)
         gamma_star.append(float(fits["canonical"].extra["gamma"]))
@@ -244,48 +248,78 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             for li, v in enumerate(fits["standard_layerwise"].extra["lambdas"]):
                 point[f"lambda_layer/L{li + 1}"] = v
         reporter.scalars(r, point)
-        rows.append({"rep": r, **{f"logZ {m}": round(logz[m][-1], 6) for m in methods},
-                     **{f"λ* {m}": lam[m][-1] for m in methods}, **{f"sd@probe {m}": sd_probe[m][-1] for m in methods},
-                     "γ*": gamma_star[-1]})
+        rows.append(
+            {
+                "rep": r,
+                **{f"logZ {m}": round(logz[m][-1], 6) for m in methods},
+                **{f"λ* {m}": lam[m][-1] for m in methods},
+                **{f"sd@probe {m}": sd_probe[m][-1] for m in methods},
+                "γ*": gamma_star[-1],
+            }
+        )
         reporter.table("representatives", rows)
 
     dev_rows = []
     for m in methods:
-        dev_rows.append({
-            "method": METHOD_LABELS[m], "logZ min": min(logz[m]), "logZ max": max(logz[m]),
-            "logZ spread": max(logz[m]) - min(logz[m]), "logZ max rel dev": _rel_dev(logz[m]),
-            "λ* min": min(lam[m]), "λ* max": max(lam[m]), "λ* max rel dev": _rel_dev(lam[m]),
-            "sd@probe min": min(sd_probe[m]), "sd@probe max": max(sd_probe[m]),
-            "sd@left min": min(sd_left[m]), "sd@left max": max(sd_left[m]),
-            "max band sd min": min(float(v.max().sqrt()) for v in var_band[m]),
-            "max band sd max": max(float(v.max().sqrt()) for v in var_band[m]),
-            "pred var max rel dev (band)": _rel_dev_arr(var_band[m]),
-        })
+        dev_rows.append(
+            {
+                "method": METHOD_LABELS[m],
+                "logZ min": min(logz[m]),
+                "logZ max": max(logz[m]),
+                "logZ spread": max(logz[m]) - min(logz[m]),
+                "logZ max rel dev": _rel_dev(logz[m]),
+                "λ* min": min(lam[m]),
+                "λ* max": max(lam[m]),
+                "λ* max rel dev": _rel_dev(lam[m]),
+                "sd@probe min": min(sd_probe[m]),
+                "sd@probe max": max(sd_probe[m]),
+                "sd@left min": min(sd_left[m]),
+                "sd@left max": max(sd_left[m]),
+                "max band sd min": min(float(v.max().sqrt()) for v in var_band[m]),
+                "max band sd max": max(float(v.max().sqrt()) for v in var_band[m]),
+                "pred var max rel dev (band)": _rel_dev_arr(var_band[m]),
+            }
+        )
     reporter.table("deviation", dev_rows)
-    g_rows = [{"γ": g, "logZ": v["logz"][0], "λ*": v["lam"][0], "logZ max rel dev": _rel_dev(v["logz"]),
-               "λ* max rel dev": _rel_dev(v["lam"]), "latent var max rel dev": _rel_dev(v["var"])}
-              for g, v in per_gamma.items()]
+    g_rows = [
+        {
+            "γ": g,
+            "logZ": v["logz"][0],
+            "λ*": v["lam"][0],
+            "logZ max rel dev": _rel_dev(v["logz"]),
+            "λ* max rel dev": _rel_dev(v["lam"]),
+            "latent var max rel dev": _rel_dev(v["var"]),
+        }
+        for g, v in per_gamma.items()
+    ]
     reporter.table("per_gamma", g_rows)
     reporter.series("gamma_sweep/logz", list(per_gamma), [v["logz"][0] for v in per_gamma.values()])
-    reporter.series("gamma_sweep/max_rel_dev_logz", list(per_gamma), [max(r["logZ max rel dev"], 1e-18) for r in g_rows])
-    reporter.series("gamma_sweep/max_rel_dev_var", list(per_gamma),
-                    [max(r["latent var max rel dev"], 1e-18) for r in g_rows])
+    reporter.series(
+        "gamma_sweep/max_rel_dev_logz", list(per_gamma), [max(r["logZ max rel dev"], 1e-18) for r in g_rows]
+    )
+    reporter.series(
+        "gamma_sweep/max_rel_dev_var", list(per_gamma), [max(r["latent var max rel dev"], 1e-18) for r in g_rows]
+    )
     reporter.figure("bands", _bands_figure(tr, u, bands, methods))
     reporter.figure("strip", _strip_figure(logz, methods))
     reporter.progress(1.0, "done")
     return {
         "P": tr.mlp.n_params,
         "n_representatives": len(logz["canonical"]),
-        "standard_logz_min": min(logz["standard_scalar"]), "standard_logz_max": max(logz["standard_scalar"]),
-        "standard_lambda_min": min(lam["standard_scalar"]), "standard_lambda_max": max(lam["standard_scalar"]),
+        "standard_logz_min": min(logz["standard_scalar"]),
+        "standard_logz_max": max(logz["standard_scalar"]),
+        "standard_lambda_min": min(lam["standard_scalar"]),
+        "standard_lambda_max": max(lam["standard_scalar"]),
         "standard_sd_probe_min": min(sd_probe["standard_scalar"]),
         "standard_sd_probe_max": max(sd_probe["standard_scalar"]),
         "standard_sd_left_min": min(sd_left["standard_scalar"]),
         "standard_sd_left_max": max(sd_left["standard_scalar"]),
-        "canonical_sd_probe": sd_probe["canonical"][0], "canonical_sd_left": sd_left["canonical"][0],
+        "canonical_sd_probe": sd_probe["canonical"][0],
+        "canonical_sd_left": sd_left["canonical"][0],
         "standard_band_sd_max_min": min(float(v.max().sqrt()) for v in var_band["standard_scalar"]),
         "standard_band_sd_max_max": max(float(v.max().sqrt()) for v in var_band["standard_scalar"]),
-        "canonical_logz": logz["canonical"][0], "canonical_lambda": lam["canonical"][0],
+        "canonical_logz": logz["canonical"][0],
+        "canonical_lambda": lam["canonical"][0],
         "canonical_gamma": gamma_star[0],
         "canonical_logz_max_rel_dev": _rel_dev(logz["canonical"]),
         "canonical_lambda_max_rel_dev": _rel_dev(lam["canonical"]),
@@ -293,35 +327,74 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         "canonical_gamma_star_max_abs_dev": float(max(abs(g - gamma_star[0]) for g in gamma_star)),
         "every_gamma_max_rel_dev_logz": max(r["logZ max rel dev"] for r in g_rows),
         "every_gamma_max_rel_dev_var": max(r["latent var max rel dev"] for r in g_rows),
-        "c_dev_max": max(c_dev), "f_dev_max": max(f_dev),
+        "c_dev_max": max(c_dev),
+        "f_dev_max": max(f_dev),
         "train_seconds": tr.train_seconds,
     }
 
 
-def _bands_figure(tr: Trained, u: np.ndarray, bands: dict[str, list[tuple[Tensor, Tensor]]],
-                  methods: list[str]) -> dict[str, Any]:
-    colors = {"standard_scalar": "rgba(214,39,40,{a})", "standard_layerwise": "rgba(255,127,14,{a})",
-              "canonical": "rgba(31,119,180,{a})"}
+def _bands_figure(
+    tr: Trained, u: np.ndarray, bands: dict[str, list[tuple[Tensor, Tensor]]], methods: list[str]
+) -> dict[str, Any]:
+    colors = {
+        "standard_scalar": "rgba(214,39,40,{a})",
+        "standard_layerwise": "rgba(255,127,14,{a})",
+        "canonical": "rgba(31,119,180,{a})",
+    }
     data: list[dict[str, Any]] = []
     if tr.data.likelihood == "regression" and tr.data.d_in == 1:
-        data.append({"type": "scatter", "mode": "markers", "name": "train", "x": tr.data.train.x[:, 0].tolist(),
-                     "y": tr.data.train.y[:, 0].tolist(), "marker": {"size": 3, "color": "black"}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "train",
+                "x": tr.data.train.x[:, 0].tolist(),
+                "y": tr.data.train.y[:, 0].tolist(),
+                "marker": {"size": 3, "color": "black"},
+            }
+        )
     for m in methods:
         for r, (mean, sd) in enumerate(bands[m]):
             for sign in (1, -1):
-                data.append({"type": "scatter", "mode": "lines", "x": u.tolist(), "y": (mean + sign * 2 * sd).tolist(),
-                             "name": METHOD_LABELS[m], "legendgroup": m, "showlegend": r == 0 and sign == 1,
-                             "line": {"color": colors[m].format(a=0.6), "width": 1}})
-        data.append({"type": "scatter", "mode": "lines", "x": u.tolist(), "y": bands[m][0][0].tolist(),
-                     "name": "mean", "showlegend": m == methods[0], "line": {"color": "black", "width": 2}})
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "x": u.tolist(),
+                        "y": (mean + sign * 2 * sd).tolist(),
+                        "name": METHOD_LABELS[m],
+                        "legendgroup": m,
+                        "showlegend": r == 0 and sign == 1,
+                        "line": {"color": colors[m].format(a=0.6), "width": 1},
+                    }
+                )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": u.tolist(),
+                "y": bands[m][0][0].tolist(),
+                "name": "mean",
+                "showlegend": m == methods[0],
+                "line": {"color": "black", "width": 2},
+            }
+        )
     ylab = "y ± 2 sd" if tr.data.likelihood == "regression" else "logit difference ± 2 sd"
-    return {"data": data, "layout": {"title": "Predictive bands of all representatives",
-                                     "xaxis": {"title": "probe coordinate u"}, "yaxis": {"title": ylab}}}
+    return {
+        "data": data,
+        "layout": {
+            "title": "Predictive bands of all representatives",
+            "xaxis": {"title": "probe coordinate u"},
+            "yaxis": {"title": ylab},
+        },
+    }
 
 
 def _strip_figure(logz: dict[str, list[float]], methods: list[str]) -> dict[str, Any]:
-    data = [{"type": "box", "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "name": METHOD_LABELS[m],
-             "y": logz[m]} for m in methods]
+    data = [
+        {"type": "box", "boxpoints": "all", "jitter": 0.4, "pointpos": 0, "name": METHOD_LABELS[m], "y": logz[m]}
+        for m in methods
+    ]
     return {"data": data, "layout": {"title": "log evidence per representative", "yaxis": {"title": "log Z"}}}
 
 
@@ -351,33 +424,64 @@ def landscape(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         std = fit_standard_scalar(rep.curv, theta, rep.loglik)
         z_std = log_evidence_grid(rep.loglik, rep.curv.eigvals(), float((theta**2).sum()), lams)
         reporter.series(f"standard/rep{r}", torch.log10(lams).tolist(), z_std.tolist())
-        rows.append({"rep": r, "grid γ*": float(gammas[gi]), "grid λ*": float(lams[li]), "grid max logZ": float(zt.max()),
-                     "refined γ*": best.extra["gamma"], "refined λ*": best.lam, "refined logZ": best.log_z,
-                     "max |ΔlogZ| vs rep 0": float((zt - grids[0]).abs().max()),
-                     "standard λ*": std.lam, "standard logZ": std.log_z})
+        rows.append(
+            {
+                "rep": r,
+                "grid γ*": float(gammas[gi]),
+                "grid λ*": float(lams[li]),
+                "grid max logZ": float(zt.max()),
+                "refined γ*": best.extra["gamma"],
+                "refined λ*": best.lam,
+                "refined logZ": best.log_z,
+                "max |ΔlogZ| vs rep 0": float((zt - grids[0]).abs().max()),
+                "standard λ*": std.lam,
+                "standard logZ": std.log_z,
+            }
+        )
         reporter.figure(f"landscape/rep{r}", _heatmap(zt, gammas, lams, (gi, li), r))
         reporter.table("argmax", rows)
     for gi in range(0, len(gammas), max(1, len(gammas) // 5)):
         reporter.series(f"slice/gamma_{gammas[gi]:.2f}", torch.log10(lams).tolist(), grids[0][gi].tolist())
     reporter.progress(1.0, "done")
     dev = max(float((g - grids[0]).abs().max()) for g in grids)
-    return {"P": tr.mlp.n_params, "gamma_star": rows[0]["refined γ*"], "lambda_star": rows[0]["refined λ*"],
-            "logz_star": rows[0]["refined logZ"], "grid_max_abs_dev": dev,
-            "gamma_star_max_abs_dev": max(abs(r["refined γ*"] - rows[0]["refined γ*"]) for r in rows),
-            "standard_logz_min": min(r["standard logZ"] for r in rows),
-            "standard_logz_max": max(r["standard logZ"] for r in rows)}
+    rel_dev = max(float(((g - grids[0]).abs() / grids[0].abs()).max()) for g in grids)
+    return {
+        "P": tr.mlp.n_params,
+        "gamma_star": rows[0]["refined γ*"],
+        "lambda_star": rows[0]["refined λ*"],
+        "logz_star": rows[0]["refined logZ"],
+        "grid_max_abs_dev": dev,
+        "grid_max_rel_dev": rel_dev,
+        "gamma_star_max_abs_dev": max(abs(r["refined γ*"] - rows[0]["refined γ*"]) for r in rows),
+        "standard_logz_min": min(r["standard logZ"] for r in rows),
+        "standard_logz_max": max(r["standard logZ"] for r in rows),
+    }
 
 
 def _heatmap(z: Tensor, gammas: np.ndarray, lams: Tensor, arg: tuple[int, int], r: int) -> dict[str, Any]:
     zz = z.clone()
     zz[zz < zz.max() - 200] = zz.max() - 200  # keep the colour scale on the interesting range
-    return {"data": [{"type": "heatmap", "z": zz.tolist(), "x": torch.log10(lams).tolist(), "y": gammas.tolist(),
-                      "colorscale": "Viridis", "colorbar": {"title": "log Z"}},
-                     {"type": "scatter", "mode": "markers", "x": [float(torch.log10(lams[arg[1]]))],
-                      "y": [float(gammas[arg[0]])], "marker": {"symbol": "x", "size": 12, "color": "red"},
-                      "name": "argmax"}],
-            "layout": {"title": f"log Z(γ, λ), representative {r}", "xaxis": {"title": "log10 λ"},
-                       "yaxis": {"title": "γ"}}}
+    return {
+        "data": [
+            {
+                "type": "heatmap",
+                "z": zz.tolist(),
+                "x": torch.log10(lams).tolist(),
+                "y": gammas.tolist(),
+                "colorscale": "Viridis",
+                "colorbar": {"title": "log Z"},
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": [float(torch.log10(lams[arg[1]]))],
+                "y": [float(gammas[arg[0]])],
+                "marker": {"symbol": "x", "size": 12, "color": "red"},
+                "name": "argmax",
+            },
+        ],
+        "layout": {"title": f"log Z(γ, λ), representative {r}", "xaxis": {"title": "log10 λ"}, "yaxis": {"title": "γ"}},
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -389,7 +493,7 @@ def ece(probs: Tensor, y: Tensor, n_bins: int = 15) -> tuple[float, list[dict[st
     correct = (pred == y).to(DTYPE)
     edges = torch.linspace(0, 1, n_bins + 1, dtype=DTYPE)
     total, bins = 0.0, []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in pairwise(edges):
         m = (conf > lo) & (conf <= hi)
         if m.any():
             gap = float((correct[m].mean() - conf[m].mean()).abs())
@@ -416,8 +520,13 @@ def _metrics(tr: Trained, fit: LaplaceFit | None, theta: Tensor, split: Any) -> 
         mu, y, sd = f[:, 0], split.y[:, 0], var.sqrt()
         nll = float((0.5 * torch.log(2 * math.pi * var) + (y - mu) ** 2 / (2 * var)).mean())
         cal, curve = regression_calibration(mu, sd, y)
-        return {"nll": nll, "rmse": float(((y - mu) ** 2).mean().sqrt()), "ece": cal,
-                "coverage95": float(((y - mu).abs() <= 1.959964 * sd).to(DTYPE).mean()), "curve": curve}
+        return {
+            "nll": nll,
+            "rmse": float(((y - mu) ** 2).mean().sqrt()),
+            "ece": cal,
+            "coverage95": float(((y - mu).abs() <= 1.959964 * sd).to(DTYPE).mean()),
+            "curve": curve,
+        }
     probs = torch.softmax(f, -1) if fit is None else probit_probs(f, fit.latent_cov(jacobian(tr.mlp, theta, split.x)))
     nll = float(-torch.log(probs.gather(-1, split.y[:, None]).clamp_min(1e-300)).mean())
     e, bins = ece(probs, split.y)
@@ -429,8 +538,11 @@ def heldout(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     cfg = HeldoutConfig.from_params(params)
     tr = prepare(cfg, reporter)
     reps = representatives(tr, cfg.n_rescalings, cfg.log10_scale_range)
-    methods = ["map", "standard_scalar"] + (["standard_layerwise"] if cfg.layerwise else []) + ["canonical_half",
-                                                                                                 "canonical_star"]
+    methods = (
+        ["map", "standard_scalar"]
+        + (["standard_layerwise"] if cfg.layerwise else [])
+        + ["canonical_half", "canonical_star"]
+    )
     res: dict[str, list[dict[str, dict[str, Any]]]] = {m: [] for m in methods}
     for r, theta in enumerate(reps):
         if reporter.should_stop():
@@ -440,13 +552,18 @@ def heldout(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         fits: dict[str, LaplaceFit | None] = {"map": None}
         fits["standard_scalar"] = fit_standard_scalar(rep.curv, theta, rep.loglik)
         if cfg.layerwise:
-            fits["standard_layerwise"] = fit_standard_layerwise(rep.curv, theta, rep.loglik, tr.mlp.groups(),
-                                                                fits["standard_scalar"].lam)  # type: ignore[union-attr]
+            fits["standard_layerwise"] = fit_standard_layerwise(
+                rep.curv, theta, rep.loglik, tr.mlp.groups(), fits["standard_scalar"].lam
+            )  # type: ignore[union-attr]
         fits["canonical_half"] = fit_canonical(tr, rep, 0.5)
         fits["canonical_star"] = select_gamma(tr, rep)[0]
         for m in methods:
-            res[m].append({"in": _metrics(tr, fits[m], theta, tr.data.test_in),
-                           "out": _metrics(tr, fits[m], theta, tr.data.test_out)})
+            res[m].append(
+                {
+                    "in": _metrics(tr, fits[m], theta, tr.data.test_in),
+                    "out": _metrics(tr, fits[m], theta, tr.data.test_out),
+                }
+            )
     cls = tr.data.likelihood == "classification"
     keys = ["nll", "ece", "acc"] if cls else ["nll", "ece", "rmse", "coverage95"]
     rows, spread = [], []
@@ -469,26 +586,64 @@ def heldout(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     return out
 
 
-def _reliability_figure(res: dict[str, list[dict[str, dict[str, Any]]]], methods: list[str], cls: bool
-                        ) -> dict[str, Any]:
+def _reliability_figure(
+    res: dict[str, list[dict[str, dict[str, Any]]]], methods: list[str], cls: bool
+) -> dict[str, Any]:
     data: list[dict[str, Any]] = []
     if cls:
-        data.append({"type": "scatter", "mode": "lines", "x": [0.5, 1], "y": [0.5, 1], "name": "ideal",
-                     "line": {"dash": "dot", "color": "gray"}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": [0.5, 1],
+                "y": [0.5, 1],
+                "name": "ideal",
+                "line": {"dash": "dot", "color": "gray"},
+            }
+        )
         for m in methods:
             bins = res[m][0]["in"]["curve"]
-            data.append({"type": "scatter", "mode": "lines+markers", "name": m, "x": [b["conf"] for b in bins],
-                         "y": [b["acc"] for b in bins]})
-        layout = {"title": "Reliability (in-range test, trained representative)", "xaxis": {"title": "confidence"},
-                  "yaxis": {"title": "accuracy"}}
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": m,
+                    "x": [b["conf"] for b in bins],
+                    "y": [b["acc"] for b in bins],
+                }
+            )
+        layout = {
+            "title": "Reliability (in-range test, trained representative)",
+            "xaxis": {"title": "confidence"},
+            "yaxis": {"title": "accuracy"},
+        }
     else:
         ps = np.linspace(0.05, 0.95, 15).tolist()
-        data.append({"type": "scatter", "mode": "lines", "x": ps, "y": ps, "name": "ideal",
-                     "line": {"dash": "dot", "color": "gray"}})
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": ps,
+                "y": ps,
+                "name": "ideal",
+                "line": {"dash": "dot", "color": "gray"},
+            }
+        )
         for m in methods:
             for split, dash in (("in", "solid"), ("out", "dash")):
-                data.append({"type": "scatter", "mode": "lines", "name": f"{m} ({split})", "x": ps,
-                             "y": res[m][0][split]["curve"], "line": {"dash": dash}})
-        layout = {"title": "Interval calibration (trained representative)", "xaxis": {"title": "nominal level"},
-                  "yaxis": {"title": "empirical coverage"}}
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "name": f"{m} ({split})",
+                        "x": ps,
+                        "y": res[m][0][split]["curve"],
+                        "line": {"dash": dash},
+                    }
+                )
+        layout = {
+            "title": "Interval calibration (trained representative)",
+            "xaxis": {"title": "nominal level"},
+            "yaxis": {"title": "empirical coverage"},
+        }
     return {"data": data, "layout": layout}

@@ -12,13 +12,14 @@ from torch.utils.data import DataLoader, TensorDataset
 from compute.canonical_laplace.canonical import canonical_d
 from compute.canonical_laplace.curvature import Curvature, ggn_factor, jacobian, log_likelihood
 from compute.canonical_laplace.evidence import fit_whitened, probit_probs
+from compute.canonical_laplace.tests.conftest import Net
 
 laplace = pytest.importorskip("laplace")
 curvlinops = pytest.importorskip("laplace.curvature")
 
 
 @pytest.mark.parametrize("which", ["reg", "cls"])
-def test_laplace_torch_log_marglik_and_glm_variance(reg_net, cls_net, which: str) -> None:  # noqa: ANN001
+def test_laplace_torch_log_marglik_and_glm_variance(reg_net: Net, cls_net: Net, which: str) -> None:
     net = reg_net if which == "reg" else cls_net
     mlp, theta, x, y = net.mlp, net.theta, net.data.train.x, net.data.train.y
     lik = net.data.likelihood
@@ -29,10 +30,15 @@ def test_laplace_torch_log_marglik_and_glm_variance(reg_net, cls_net, which: str
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        la = laplace.Laplace(mlp.torch_module(theta), lik, subset_of_weights="all", hessian_structure="full",
-                             sigma_noise=net.sigma if lik == "regression" else 1.0,
-                             prior_precision=fit.prior_precision,  # per-parameter λD², parameters_to_vector order
-                             backend=curvlinops.CurvlinopsGGN)
+        la = laplace.Laplace(
+            mlp.torch_module(theta),
+            lik,
+            subset_of_weights="all",
+            hessian_structure="full",
+            sigma_noise=net.sigma if lik == "regression" else 1.0,
+            prior_precision=fit.prior_precision,  # per-parameter λD², parameters_to_vector order
+            backend=curvlinops.CurvlinopsGGN,
+        )
         la.fit(DataLoader(TensorDataset(x, y), batch_size=len(x)))
         lml = float(la.log_marginal_likelihood())
         xs = net.data.test_out.x[:8]

@@ -15,6 +15,7 @@ from compute.canonical_laplace.canonical import (
 )
 from compute.canonical_laplace.curvature import ggn_factor, hessian_nll, jacobian
 from compute.canonical_laplace.model import DTYPE, MLP, init_params, neuron_to_param_scale, random_neuron_scales
+from compute.canonical_laplace.tests.conftest import Net
 
 
 def _rand_theta(mlp: MLP, seed: int = 0) -> torch.Tensor:
@@ -39,7 +40,7 @@ def test_orbit_action_is_a_homomorphism(gen: torch.Generator) -> None:
     assert torch.allclose(prod, neuron_to_param_scale(mlp, a) * neuron_to_param_scale(mlp, b), rtol=1e-14)
 
 
-def test_jacobian_and_curvature_transformation_laws(reg_net, cls_net, gen: torch.Generator) -> None:  # noqa: ANN001
+def test_jacobian_and_curvature_transformation_laws(reg_net: Net, cls_net: Net, gen: torch.Generator) -> None:
     for net in (reg_net, cls_net):
         mlp, theta, x, y = net.mlp, net.theta, net.data.train.x, net.data.train.y
         lik = net.data.likelihood
@@ -58,7 +59,7 @@ def test_jacobian_and_curvature_transformation_laws(reg_net, cls_net, gen: torch
     assert ((h2 - h / (s[:, None] * s[None, :])).abs().max() / h.abs().max()) < 1e-9
 
 
-def test_classification_ggn_factor_matches_definition(cls_net) -> None:  # noqa: ANN001
+def test_classification_ggn_factor_matches_definition(cls_net: Net) -> None:
     mlp, theta, x = cls_net.mlp, cls_net.theta, cls_net.data.train.x
     j, f = jacobian(mlp, theta, x), mlp.forward(theta, x)
     p = torch.softmax(f, -1)
@@ -123,7 +124,7 @@ def test_enorm_balances_and_matches_family_a_at_half() -> None:
 def test_degenerate_neuron_keeps_invariance(gen: torch.Generator) -> None:
     mlp = MLP((2, 5, 4, 1))
     theta = _rand_theta(mlp, 6)
-    (w1s, b1s), (w2s, b2s), _ = mlp.layer_slices()
+    (w1s, b1s), (w2s, _b2s), _ = mlp.layer_slices()
     theta[w1s].view(5, 2)[1] = 0.0  # neuron 1 of layer 1: zero incoming vector
     theta[b1s][1] = 0.0
     theta[w2s].view(4, 5)[:, 3] = 0.0  # neuron 3 of layer 1: zero outgoing column
