@@ -196,6 +196,7 @@ SIMULATION = Experiment(
             label="user joint over (X, Y_1, Y_0) (8 cells, optional)",
         ),
         Int("reps", 1000, min=100, max=5000, label="replicates R"),
+        Int("ci_reps", 400, min=50, max=5000, label="replicates used for the CIs (coverage)"),
         FloatList("multipliers", [0.5, 1.0, 2.0], min=0.25, max=4.0, min_len=1, max_len=6, label="n multipliers"),
         Bool("use_distribution_free", True, label="distribution-free rule"),
         Bool("use_plugin_active", True, label="active-term plug-in (truth as planning values)"),
@@ -204,10 +205,10 @@ SIMULATION = Experiment(
         Bool("use_baseline", True, label="Li–Mao–Pearl 2022 baseline"),
         Int("pilot_size", 200, min=20, max=10_000, label="pilot units per source"),
         ALPHA_P,
-        Int("mc_draws", 300, min=64, max=4096, label="Gaussian draws (directional delta)"),
+        Int("mc_draws", 256, min=64, max=4096, label="Gaussian draws (directional delta)"),
     ],
     presets={
-        "smoke": {"n_truths": 2, "reps": 100, "pilot_size": 100, "mc_draws": 64},
+        "smoke": {"n_truths": 2, "reps": 100, "ci_reps": 50, "pilot_size": 100, "mc_draws": 64},
         "paper headline": {
             "family": "PNS",
             "side": "upper",

@@ -51,11 +51,12 @@ class SimulationConfig(_FromParams):
     n_truths: int = 20  # Dirichlet(1) truths over the 8 cells (X, Y_1, Y_0)
     joint: tuple[float, ...] = ()  # optional user joint over the 8 cells (overrides random truths)
     reps: int = 1000  # replicates R per (truth, rule, multiplier)
+    ci_reps: int = 400  # replicates on which the CIs are computed (their Monte Carlo quantiles cost the most)
     multipliers: tuple[float, ...] = (0.5, 1.0, 2.0)
     rules: tuple[str, ...] = ("distribution_free", "plugin_active", "plugin_pilot", "plugin_safe", "baseline")
     pilot_size: int = 200  # pilot units per source for the pilot rules
     alpha_p: float = 0.1
-    mc_draws: int = 300  # Gaussian draws for the directional-delta quantiles
+    mc_draws: int = 256  # Gaussian draws for the directional-delta quantiles
     seed: int = 0
 
 

@@ -197,3 +197,26 @@ def popoviciu_variance(family: Family, grad: np.ndarray, r_e: float = 1.0, r_o: 
     g = grad[family.n_exp :]
     v += (g.max() - g.min()) ** 2 / (4 * r_o)
     return float(v)
+
+
+def near_active_duals(
+    family: Family, q: np.ndarray, side: str, radius: float, rng: np.random.Generator, probes: int = 16
+) -> list[np.ndarray]:
+    """Gradients of the LP endpoint at b and at consistent data within ~radius of it.
+
+    The LP value is a max/min of finitely many affine pieces (dual vertices); probing b' = A((1 − λ)q + λq̃)
+    with q̃ ~ Dirichlet(1) and λ ≤ radius collects the pieces that can become active within the margin: the
+    LP analogue of the near-active term set.  **Design choice** (the closed forms enumerate terms instead).
+    """
+    a_eq = family.constraint_matrix()
+    grads = [lp_bound(family, a_eq @ q, side).grad]
+    for i in range(probes):
+        lam = radius * (0.5 + 0.5 * (i % 2))
+        qq = (1 - lam) * q + lam * family.random_joint(rng)
+        try:
+            g = lp_bound(family, a_eq @ qq, side).grad
+        except ValueError:
+            continue
+        if not any(np.allclose(g, h, atol=1e-9) for h in grads):
+            grads.append(g)
+    return grads

@@ -146,16 +146,28 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
     sides = ["lower", "upper"] if cfg.side == "both" else [cfg.side]
     need = {"distribution_free": 0.0, "plugin_active": 0.0}
     term_rows = []
+    rng = np.random.default_rng(cfg.seed + 1)
     for side in sides:
         res = lp.lp_bound(fam, b, side)
         summary[f"bound_{side}"] = res.value
-        g = res.grad
+        grads = lp.near_active_duals(fam, q, side, cfg.eps, rng)
+        v_all = [float(h @ cov @ h) for h in grads]
+        g = grads[int(np.argmax(v_all))]  # worst near-active piece (directional worst case)
         term_rows += [
-            {"endpoint": side, "b": name, "value": float(b[i]), "dual ∂v/∂b": float(g[i])}
+            {
+                "endpoint": side,
+                "b": name,
+                "value": float(b[i]),
+                "dual ∂v/∂b (at b)": float(res.grad[i]),
+                "worst near-active dual": float(g[i]),
+            }
             for i, name in enumerate(fam.b_names())
         ]
-        v_plug = float(g @ cov @ g)
-        v_df = lp.popoviciu_variance(fam, g, r_e=1.0, r_o=r_o) if fam.denominator_index() is None else float("nan")
+        v_plug = max(v_all)
+        if fam.denominator_index() is None:
+            v_df = max(lp.popoviciu_variance(fam, h, r_e=1.0, r_o=r_o) for h in grads)
+        else:
+            v_df = float("nan")
         for rule, v in (("distribution_free", v_df), ("plugin_active", v_plug)):
             if np.isnan(v):
                 rows.append({"rule": RULE_LABELS[rule], "endpoint": side, "formula": "n/a: ratio query (not affine)"})
@@ -170,7 +182,7 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
                     "n per arm": n_arm,
                     "n_e total": fam.kx * n_arm,
                     "n_o": max(1, math.ceil(r_o * n - 1e-9)),
-                    "active term": "LP dual vertex",
+                    "active term": f"worst of {len(grads)} LP dual vertices within ε",
                     "formula": f"n = z²·v/ε² = {z:.4f}²·{v:.4g}/{cfg.eps:g}² = {n:.2f}",
                 }
             )
@@ -266,16 +278,18 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                 lhat = np.stack([ep.value(thh) for ep in eps_], axis=1)  # (R, E)
                 err = lhat - lval
                 ok = np.all(np.abs(np.nan_to_num(err, nan=np.inf)) <= cfg.eps, axis=1)
-                cov_naive = np.ones(cfg.reps, bool)
-                cov_dir = np.ones(cfg.reps, bool)
-                cov_cons = np.ones(cfg.reps, bool)
+                nci = min(cfg.ci_reps, cfg.reps)  # CIs on the first ci_reps replicates (MC cost)
+                tci = thh[:nci]
+                cov_naive = np.ones(nci, bool)
+                cov_dir = np.ones(nci, bool)
+                cov_cons = np.ones(nci, bool)
                 for j, ep in enumerate(eps_):
-                    lo, hi = naive_delta_ci(ep, thh, n_arm, n_arm, n_o, zc)
+                    lo, hi = naive_delta_ci(ep, tci, n_arm, n_arm, n_o, zc)
                     cov_naive &= (lo <= lval[j]) & (lval[j] <= hi)
-                    lo, hi, _ = directional_delta_ci(ep, thh, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws)
+                    lo, hi, _ = directional_delta_ci(ep, tci, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws)
                     cov_dir &= (lo <= lval[j]) & (lval[j] <= hi)
                     lo, hi, _ = directional_delta_ci(
-                        ep, thh, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws, conservative=True
+                        ep, tci, n_arm, n_arm, n_o, alpha_ci, rng, draws=cfg.mc_draws, conservative=True
                     )
                     cov_cons &= (lo <= lval[j]) & (lval[j] <= hi)
                 tl, tu = tian_pearl(thh, cfg.family)

@@ -104,3 +104,42 @@ def test_pn_gradient_matches_finite_differences_and_closed_form() -> None:
 def test_ratio_denominator_zero_is_nan_not_inf() -> None:
     th = np.array([0.5, 0.5, 0.0, 0.5, 0.25, 0.25])
     assert np.isnan(B.endpoint("PN", "lower").terms(th)[1])
+
+
+def test_lp_dual_is_the_active_closed_form_term_gradient() -> None:
+    # off the simplex Σo = 1 the LP and the closed form may differ by c·(Σo − 1), so compare modulo that direction
+    rng = np.random.default_rng(6)
+    ones_o = np.array([0, 0, 1, 1, 1, 1], dtype=float) / 2.0
+    fam = lp.binary_family("PNS")
+    checked = 0
+    for _ in range(30):
+        th = B.theta_from_joint(rng.dirichlet(np.ones(8)))
+        for side in ("lower", "upper"):
+            ep = B.endpoint("PNS", side)
+            t = np.sort(ep.terms(th))
+            if (t[-1] - t[-2] if side == "lower" else t[1] - t[0]) < 1e-3:
+                continue  # skip near-ties: the dual is then any convex combination
+            k = int(np.argmax(ep.terms(th)) if side == "lower" else np.argmin(ep.terms(th)))
+            g = lp.binary_theta_grad(lp.lp_bound(fam, lp.binary_b_from_theta(th), side).grad)
+            d = g - ep.gradients(th)[k]
+            np.testing.assert_allclose(d - (d @ ones_o) * ones_o, 0.0, atol=1e-9)
+            checked += 1
+    assert checked > 40
+
+
+def test_near_active_duals_find_both_pieces_at_a_tie() -> None:
+    # kink θ = (.65, .4, .2, .3, .2, .3): PNS lower terms e1 − e0 = e1 − P(y) = .25 tie.  Joint over the LP
+    # cells (x, y_{x=0}, y_{x=1}) built by hand to reproduce it.
+    fam = lp.binary_family("PNS")
+    q = np.array([0.05, 0.25, 0.0, 0.2, 0.2, 0.1, 0.1, 0.1])
+    th = np.array([0.65, 0.4, 0.2, 0.3, 0.2, 0.3])
+    np.testing.assert_allclose(fam.data_from_joint(q), lp.binary_b_from_theta(th), atol=1e-15)
+    rng = np.random.default_rng(7)
+    grads = lp.near_active_duals(fam, q, "lower", 0.05, rng, probes=24)
+    assert len(grads) >= 2  # both tied pieces show up
+    # far from any tie (single active piece, runner-up .2 below) only one piece is found
+    q_far = np.array([0.05, 0.45, 0.0, 0.0, 0.3, 0.0, 0.2, 0.0])  # e1 = .65, e0 = .05: e1 − e0 = .6 dominates
+    b_far = fam.data_from_joint(q_far)
+    t = np.sort(B.endpoint("PNS", "lower").terms(lp.binary_theta_grad(b_far)))
+    assert t[-1] - t[-2] > 0.15
+    assert len(lp.near_active_duals(fam, q_far, "lower", 0.05, rng, probes=24)) == 1
