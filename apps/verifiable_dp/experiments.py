@@ -49,6 +49,7 @@ MECHANISMS = [
     ("sn_vbm", "SN-VBM (shared binomial)"),
     ("sn_vlm", "SN-VLM (shared discrete Laplace)"),
     ("independent", "independent verifiable binomial per prover"),
+    ("independent_laplace", "independent verifiable discrete Laplace per prover"),
     ("central_binomial", "central binomial (trusted curator, not verifiable)"),
     ("central_laplace", "central discrete Laplace (trusted curator, not verifiable)"),
 ]
@@ -77,6 +78,7 @@ def _protocol_cost(p: dict[str, Any]) -> float:
         "sn_vbm": (m * n_b, (m - 1) * n_b),
         "sn_vlm": (2 * L * k * m, (m - 1) * 2 * L * k + 2 * L * (k - 1)),
         "independent": (m * n_b, 0),
+        "independent_laplace": (2 * L * k * m, m * 2 * L * (k - 1)),
     }.get(p["mechanism"], (0, 0))
     per_run = (bits + m * p["records_per_prover"]) * 3e-3 + mults * 10e-3 * m
     runs = p["repeats"] + (5 if p["cheat"] == "all" else 0)
@@ -223,7 +225,7 @@ LOAD = Experiment(
         Float("budget_s", 60.0, min=1.0, max=1200.0, label="total budget for measured runs (s)"),
     ],
     presets={
-        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 1.5, "budget_s": 1.5},
+        "smoke": {"eps_list": [4.0], "m_list": [2], "k": 4, "calib_coins": 1, "run_limit_s": 1.0, "budget_s": 1.0},
         "paper headline": {
             "eps_list": [0.1, 0.25, 0.5, 1.0, 2.0],
             "m_list": [2, 3, 4, 5, 6, 7, 8],

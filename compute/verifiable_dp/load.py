@@ -2,7 +2,8 @@
 
 SN-VBM: n_b shared coins, m·n_b committed bits with OR-proofs, (m−1)·n_b Beaver multiplications.
 SN-VLM: 2Lk shared coins and (m−1)·2Lk + 2L(k−1) multiplications (XOR folds + comparison circuits).
-Independent: m·n_b own coins, no multiplications.  Each multiplication consumes one dealt triple and one
+Independent binomial: m·n_b own coins, no multiplications.  Independent DLap: m·2Lk own coins, m·2L(k−1)
+multiplications (one comparison circuit set per prover).  Each multiplication consumes one dealt triple and one
 sacrificed triple (6m dealer commitments) and 5m openings (d, e, and ρ, σ, 0 of the sacrifice).
 """
 
@@ -40,6 +41,8 @@ def coin_count(mechanism: str, m: int, eps: float, delta: float, k: int, n_coins
         return 2 * acc.dlap_digits(eps) * k
     if mechanism == "independent":
         return m * (n_coins or acc.binom_coins(eps, delta))
+    if mechanism == "independent_laplace":
+        return m * 2 * acc.dlap_digits(eps) * k
     raise ValueError(mechanism)
 
 
@@ -53,6 +56,8 @@ def protocol_load(mechanism: str, m: int, eps: float, delta: float, k: int = 24,
         bits, mults = m * n_c, (m - 1) * n_c + 2 * L * (k - 1)
     elif mechanism == "independent":
         bits, mults = n_c, 0
+    elif mechanism == "independent_laplace":
+        bits, mults = n_c, m * 2 * acc.dlap_digits(eps) * (k - 1)
     else:
         raise ValueError(f"{mechanism} has no protocol load")
     openings = 5 * m * mults

@@ -31,7 +31,7 @@ from . import group as grp
 from . import proofs
 from .shares import Shared, deal, lin, private_input
 
-MECHANISMS = ("sn_vbm", "sn_vlm", "independent", "central_binomial", "central_laplace")
+MECHANISMS = ("sn_vbm", "sn_vlm", "independent", "independent_laplace", "central_binomial", "central_laplace")
 CHEATS = ("none", "non_bit_coin", "wrong_opening", "bad_triple", "coin_changed", "wrong_final_share")
 OPENING_BYTES = 2 * grp.SCALAR_BYTES  # (value, randomness)
 TRANSCRIPT_CAP = 400
@@ -283,9 +283,12 @@ class Session:
         """b = a_0 ⊕ … ⊕ a_{m−1} by u ← u + a − 2·u·a (m−1 Beaver multiplications)."""
         u = row[0]
         for p in range(1, len(row)):
-            ua = self.mul(u, row[p], f"{label} prover {p}")
-            u = lin([(1, u), (1, row[p]), (-2, ua)])  # u ⊕ a = u + a − 2ua
+            u = self.xor_step(u, row[p], f"{label} prover {p}")
         return u
+
+    def xor_step(self, u: Shared, a: Shared, label: str) -> Shared:
+        """u ⊕ a = u + a − 2·u·a for shared bits (one Beaver multiplication)."""
+        return lin([(1, u), (1, a), (-2, self.mul(u, a, label))])
 
     def flip(self, bs: list[Shared], vs: list[int]) -> list[Shared]:
         """c_j = v_j ⊕ b_j = v_j + (1 − 2v_j)·b_j, linear in b_j because v_j is public."""
@@ -306,6 +309,18 @@ class Session:
             prod = self.mul(eq, lt, f"{label} bit {lvl}")
             lt = lin([(-tl, us[lvl]), (1, prod)], const=tl)
         return lt
+
+    def dlap_from_coins(self, us: list[Shared], ts: list[int], k: int) -> Shared:
+        """Z = G₁ − G₂ with G = Σ_i 2^i·1[U_i < T_i], each U_i made of k fresh shared coins (2L·k coins in all)."""
+        L = len(ts)
+        terms = []
+        for s, sign in enumerate((1, -1)):
+            for i, t in enumerate(ts):
+                j0 = (s * L + i) * k
+                d = self.less_than(us[j0 : j0 + k], t, f"G{s + 1} digit {i}")
+                terms.append((sign * (1 << i), d))
+                self.tick("comparison circuits", s * L + i + 1, 2 * L)
+        return lin(terms)
 
     def release(self, x: Shared, noise: Shared, offset: int) -> int:
         """Provers open y_p = x_p + noise_p; V checks each opening and the sum check, releases Σ y_p − offset."""
@@ -369,6 +384,7 @@ def run_protocol(
         "sn_vbm": acc.binom_sd(n_b),
         "central_binomial": acc.binom_sd(n_b),
         "independent": math.sqrt(m) * acc.binom_sd(n_b),
+        "independent_laplace": math.sqrt(m) * acc.dlap_sd(eps),
     }.get(mechanism, acc.dlap_sd(eps))
     released: float | None = None
     coins_used = 0
@@ -424,18 +440,27 @@ def run_protocol(
             with sess.phase("public coins"):
                 vs = sess.public_coins(n_sh)
             with sess.phase("noise"):
-                us = sess.flip(bs, vs)
-                terms = []
-                for s, sign in enumerate((1, -1)):  # Z = G₁ − G₂
-                    for i, t in enumerate(ts):
-                        j0 = (s * L + i) * k
-                        d = sess.less_than(us[j0 : j0 + k], t, f"G{s + 1} digit {i}")
-                        terms.append((sign * (1 << i), d))
-                        sess.tick("comparison circuits", s * L + i + 1, 2 * L)
-                noise = lin(terms)
+                noise = sess.dlap_from_coins(sess.flip(bs, vs), ts, k)
                 if cheat == "coin_changed":
                     sess.final_shift = 1
             offset, coins_used = 0, n_sh
+        elif mechanism == "independent_laplace":  # each prover its own verifiable DLap (prior work, repeated)
+            n_own = 2 * L * k
+            with sess.phase("triples"):
+                sess.deal_triples(m * 2 * L * (k - 1))
+            with sess.phase("coins"):
+                own = [[sess.commit_bit(p, secrets.randbits(1), "coin", j) for j in range(n_own)] for p in range(m)]
+            with sess.phase("public coins"):
+                vs = sess.public_coins(m * n_own)
+            with sess.phase("noise"):
+                zs = [
+                    sess.dlap_from_coins(sess.flip(row, vs[p * n_own : (p + 1) * n_own]), ts, k)
+                    for p, row in enumerate(own)
+                ]
+                noise = lin([(1, z) for z in zs])
+                if cheat == "coin_changed":
+                    sess.final_shift = 1
+            offset, coins_used = 0, m * n_own
         else:  # independent: each prover its own verifiable Bin(n_b, ½) (Biswas–Cormode, repeated)
             with sess.phase("coins"):
                 own = [[sess.commit_bit(p, secrets.randbits(1), "coin", j) for j in range(n_b)] for p in range(m)]

@@ -16,7 +16,7 @@ from .config import ErrorConfig, LoadConfig, PrivacyConfig, ProtocolConfig
 from .load import coin_count, protocol_load
 from .protocol import CHEATS, ProtocolResult, run_protocol
 
-SHARED_MECHS = ("sn_vbm", "sn_vlm", "independent")
+SHARED_MECHS = ("sn_vbm", "sn_vlm", "independent", "independent_laplace")
 
 
 def estimate_seconds(mechanism: str, m: int, eps: float, delta: float, k: int, n_coins: int = 0) -> float:
@@ -306,7 +306,7 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 stop = True
                 break
     rows, fig_data = [], []
-    dash = {"sn_vbm": "#1f77b4", "sn_vlm": "#d62728", "independent": "#2ca02c"}
+    dash = {"sn_vbm": "#1f77b4", "sn_vlm": "#d62728", "independent": "#2ca02c", "independent_laplace": "#9467bd"}
     for mech in SHARED_MECHS:
         for m in cfg.m_list:
             preds = [predict(mech, m, e) for e in eps_list]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
@@ -46,14 +45,20 @@ def test_wrong_beaver_opening_is_caught_and_attributed() -> None:
 
 @pytest.mark.parametrize("m", [2, 3, 4, 5])
 def test_xor_fold_exhaustive(m: int) -> None:
-    """b = ⊕_p a_p for all 2^m patterns of committed bits."""
+    """b = ⊕_p a_p for all 2^m patterns of committed bits (prefix tree of xor_step: Σ_p 2^(p+1) multiplications)."""
     s = Session(m)
-    s.deal_triples((m - 1) * 2**m)
-    for j, bits in enumerate(itertools.product((0, 1), repeat=m)):
-        row = [s.commit_bit(p, b, "coin", j) for p, b in enumerate(bits)]
-        b = s.xor_fold(row, f"pattern {j}")
-        assert b.value() == sum(bits) % 2
-        assert b.commitment() == grp.commit(sum(bits) % 2, sum(b.rnd))
+    s.deal_triples(sum(2 ** (p + 1) for p in range(1, m)) + m - 1)
+    bits = {(p, b): s.commit_bit(p, b, "coin", 2 * p + b) for p in range(m) for b in (0, 1)}
+    level = {(b,): bits[(0, b)] for b in (0, 1)}
+    for p in range(1, m):
+        level = {(*pre, b): s.xor_step(u, bits[(p, b)], f"{pre}+{b}") for pre, u in level.items() for b in (0, 1)}
+    assert len(level) == 2**m
+    for pattern, b in level.items():
+        assert b.value() == sum(pattern) % 2, pattern
+        assert b.commitment() == grp.commit(sum(pattern) % 2, sum(b.rnd))
+    pattern = [random.Random(m).randrange(2) for _ in range(m)]
+    folded = s.xor_fold([bits[(p, b)] for p, b in enumerate(pattern)], "fold")  # the method the protocol uses
+    assert folded.value() == sum(pattern) % 2
 
 
 @pytest.mark.parametrize("k", range(1, 9))
