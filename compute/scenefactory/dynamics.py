@@ -95,6 +95,13 @@ def _axle_lateral(
     return total
 
 
+def steer_terms(delta: torch.Tensor, p: VehicleParams) -> tuple[torch.Tensor, ...]:
+    """(cos δ, sin δ, tan δ, cos β, sin β) with the kinematic slip β = atan(l_r tan δ / L)."""
+    td = torch.tan(delta)
+    beta = torch.atan(p.l_r * td / p.L)
+    return torch.cos(delta), torch.sin(delta), td, torch.cos(beta), torch.sin(beta)
+
+
 def single_track_substep(
     s: torch.Tensor,
     acc: torch.Tensor,
@@ -105,8 +112,12 @@ def single_track_substep(
     p: VehicleParams,
     dt: float,
     two_track: bool = False,
+    trig: tuple[torch.Tensor, ...] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """One semi-implicit Euler sub-step of the dynamic single-track model. s: [...,6], acc: [...,2] = (a_x, a_y)."""
+    """One semi-implicit Euler sub-step of the dynamic single-track model. s: [...,6], acc: [...,2] = (a_x, a_y).
+
+    ``trig`` = steer_terms(δ) may be passed to reuse cos δ, sin δ, tan δ, cos β, sin β across sub-steps.
+    """
     x, y, psi, vx, vy, r = s.unbind(-1)
     ax, ay = acc.unbind(-1)
     L = p.L
@@ -133,7 +144,7 @@ def single_track_substep(
     nr = torch.sqrt(fxr**2 + fyr**2)
     kr = torch.clamp(mu * fzr / torch.clamp(nr, min=1e-9), max=1.0)
     fxf, fyf, fxr, fyr = fxf * kf, fyf * kf, fxr * kr, fyr * kr
-    cd, sd = torch.cos(delta), torch.sin(delta)
+    cd, sd, td, cb, sb = trig if trig is not None else steer_terms(delta, p)
     fx_body = fxr + fxf * cd - fyf * sd - _resist(vx, p)
     fy_body = fyr + fyf * cd + fxf * sd
     mz = p.l_f * (fyf * cd + fxf * sd) - p.l_r * fyr
@@ -144,11 +155,10 @@ def single_track_substep(
     r_d = r + mz / p.I_z * dt
     # kinematic model for the low-speed blend (reference point CoG)
     v_k = torch.clamp(vx + ax_new * dt, min=0.0)
-    beta = torch.atan(p.l_r * torch.tan(delta) / L)
     w = torch.clamp(vx - p.v_blend_lo, 0.0, 1.0)
-    vx_n = w * vx_d + (1 - w) * v_k * torch.cos(beta)
-    vy_n = w * vy_d + (1 - w) * v_k * torch.sin(beta)
-    r_n = w * r_d + (1 - w) * v_k * torch.cos(beta) * torch.tan(delta) / L
+    vx_n = w * vx_d + (1 - w) * v_k * cb
+    vy_n = w * vy_d + (1 - w) * v_k * sb
+    r_n = w * r_d + (1 - w) * v_k * cb * td / L
     cp, sp = torch.cos(psi), torch.sin(psi)
     x_n = x + (vx_n * cp - vy_n * sp) * dt
     y_n = y + (vx_n * sp + vy_n * cp) * dt
@@ -222,9 +232,10 @@ def step(
     """Advance ``dt`` seconds in ``substeps`` sub-steps with the action held.  state [...,6], acc [...,2], mu [...]."""
     throttle, delta, brake = decode_action(action, p)
     h = dt / substeps
+    trig = steer_terms(delta, p) if backend in ("single_track", "two_track") else None
     for _ in range(substeps):
         if backend in ("single_track", "two_track"):
-            state, acc = single_track_substep(state, acc, throttle, delta, brake, mu, p, h, backend == "two_track")
+            state, acc = single_track_substep(state, acc, throttle, delta, brake, mu, p, h, backend == "two_track", trig)
         elif backend == "kinematic":
             state, acc = kinematic_substep(state, throttle, delta, brake, p, h)
         elif backend == "waymax":

@@ -41,6 +41,7 @@ class EnvConfig:
     goal_radius: float = 3.0
     offroad_dist: float = 3.0  # lateral distance from the lane centre that counts as leaving the road [m]
     spawn_prob: float = 1.0  # each agent is spawned with this probability (agent 0 always)
+    bank_size: int = 256  # scenes generated once; a world reset draws from this bank (a batched gather)
     wet_fraction: float = 0.0  # share of worlds with a water film
     film_mm: tuple[float, ...] = (0.5, 5.0, 12.0)  # film depths a wet world draws from
     surface: str = "AC"  # AC | SMA | OGFC | mixed
@@ -69,6 +70,8 @@ class VecDriveEnv:
         self.finished: list[dict[str, torch.Tensor]] = []
         self.timing = {"physics": 0.0, "observation": 0.0, "reward": 0.0}
         self.profile = False
+        self.bank_n = max(8, min(cfg.bank_size, 4 * W))
+        self.bank = generate(self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device)
         self.reset_worlds(torch.arange(W, device=device))
 
     # -- resets --------------------------------------------------------------------------------
@@ -77,8 +80,10 @@ class VecDriveEnv:
         if w.numel() == 0:
             return
         cfg, n = self.cfg, int(w.numel())
-        sb = generate(n, cfg.n_agents, list(cfg.scenes), self.rng, cfg.n_points, device=self.device)
-        self.route[w], self.heading[w], self.arclen[w], self.kind[w] = sb.route, sb.heading, sb.arclen, sb.kind
+        pick = torch.as_tensor(self.rng.integers(0, self.bank_n, n), device=self.device)
+        b = self.bank
+        route, heading, arclen, i0 = b.route[pick], b.heading[pick], b.arclen[pick], b.spawn_idx[pick]
+        self.route[w], self.heading[w], self.arclen[w], self.kind[w] = route, heading, arclen, b.kind[pick]
         spawned = torch.as_tensor(self.rng.random((n, cfg.n_agents)) < cfg.spawn_prob, device=self.device)
         spawned[:, 0] = True
         self.spawned[w], self.parked[w] = spawned, ~spawned
@@ -88,9 +93,8 @@ class VecDriveEnv:
         self.h_w[w] = torch.as_tensor(h, dtype=torch.float32, device=self.device)
         self.surface[w] = torch.as_tensor(surf, device=self.device)
         self.mu[w] = surface_friction(self.h_w[w], self.surface[w])
-        i0 = sb.spawn_idx
-        pos = torch.gather(sb.route, 2, i0[..., None, None].expand(n, cfg.n_agents, 1, 2))[:, :, 0]
-        psi = torch.gather(sb.heading, 2, i0[..., None])[..., 0]
+        pos = torch.gather(route, 2, i0[..., None, None].expand(n, cfg.n_agents, 1, 2))[:, :, 0]
+        psi = torch.gather(heading, 2, i0[..., None])[..., 0]
         v0 = torch.as_tensor(self.rng.uniform(*cfg.v0, (n, cfg.n_agents)), dtype=torch.float32, device=self.device)
         st = torch.zeros(n, cfg.n_agents, 6, device=self.device)
         st[..., 0:2], st[..., 2], st[..., 3] = pos, psi, v0
@@ -99,6 +103,10 @@ class VecDriveEnv:
         for v in self.stats.values():
             v[w] = False
         self.peak_drac[w], self.min_ttc[w], self.ep_return[w] = 0.0, float("inf"), 0.0
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute derived geometry (lateral offset, pairs, goal distance) from the current state and routes."""
         self._geometry(update_idx=False)
         self._pairs()
         self.goal_dist = torch.linalg.norm(self.route[:, :, -1] - self.state[..., :2], dim=-1)

@@ -69,7 +69,7 @@ class LateFusionActorCritic(nn.Module):
 
     @torch.no_grad()
     def act(self, o: dict[str, torch.Tensor], deterministic: bool = False) -> torch.Tensor:
-        mean, _ = self(o)
+        mean = self.actor(self.features(o))
         return torch.tanh(mean if deterministic else self.dist(mean).sample())
 
 

@@ -20,13 +20,14 @@ P = VehicleParams()
 D64 = torch.float64
 
 
-def _run(state: list[float], action: list[float], mu: float, n: int, p: VehicleParams = P, backend: str = "single_track"):
+def _run(state: list[float], action: list[float], mu: float, seconds: float, p: VehicleParams = P, backend: str = "single_track"):
+    """Hold one action for ``seconds`` (0.1 s control steps of 10 × 10 ms sub-steps)."""
     s = torch.tensor([state], dtype=D64)
     acc = torch.zeros(1, 2, dtype=D64)
     a = torch.tensor([action], dtype=D64)
     m = torch.tensor([mu], dtype=D64)
-    for _ in range(n):
-        s, acc = step(s, acc, a, m, p, backend)
+    for _ in range(round(seconds / 0.1)):
+        s, acc = step(s, acc, a, m, p, backend, dt=0.1, substeps=10)
     return s[0]
 
 
@@ -43,14 +44,14 @@ def test_pacejka_odd_with_peak_mu_fz() -> None:
 @pytest.mark.parametrize("mu", [1.0, 0.5])
 def test_braking_distance(mu: float) -> None:
     """Full brake from 20 m/s stops within 10% of v²/(2μg) (drag and rolling resistance make it a bit shorter)."""
-    s = _run([0, 0, 0, 20.0, 0, 0], [0, 0, 1.0], mu, 300)
+    s = _run([0, 0, 0, 20.0, 0, 0], [0, 0, 1.0], mu, 4.5)
     assert float(s[3]) == 0.0
     assert float(s[0]) == pytest.approx(20.0**2 / (2 * mu * 9.81), rel=0.10)
 
 
 def test_low_speed_yaw_rate_is_kinematic() -> None:
     delta = 0.1
-    s = _run([0, 0, 0, 3.0, 0, 0], [0, delta / P.delta_max, 0], 1.0, 100, replace(P, c_roll=0, c_drag=0))
+    s = _run([0, 0, 0, 3.0, 0, 0], [0, delta / P.delta_max, 0], 1.0, 2.0, replace(P, c_roll=0, c_drag=0))
     assert float(s[5]) == pytest.approx(float(s[3]) * math.tan(delta) / P.L, rel=0.05)
 
 
@@ -59,7 +60,7 @@ def test_steady_state_cornering_matches_understeer_gradient(b_rear: float | None
     """At small slip, r = v·δ/(L + K_us·v²) with K_us = m/L·(l_r/C_f − l_f/C_r) (neutral when B_f = B_r)."""
     p = replace(P, B_rear=b_rear, c_roll=0.0, c_drag=0.0)
     delta = 0.02
-    s = _run([0, 0, 0, 15.0, 0, 0], [0, delta / p.delta_max, 0], 1.0, 150, p)
+    s = _run([0, 0, 0, 15.0, 0, 0], [0, delta / p.delta_max, 0], 1.0, 3.0, p)
     v = float(s[3])
     k_us = understeer_gradient(p, 1.0)
     assert float(s[5]) == pytest.approx(v * delta / (p.L + k_us * v**2), rel=0.01)
@@ -127,7 +128,7 @@ def test_parity_with_commonroad_single_track() -> None:
     assert ours_p.m == pytest.approx(P.m) and ours_p.l_f == pytest.approx(P.l_f) and ours_p.I_z == pytest.approx(P.I_z)
     p = replace(P, c_roll=0.0, c_drag=0.0)
     mu = pc.tire.p_dy1
-    v0, h, amp, w = 15.0, 0.005, 0.04, 2 * math.pi / 2.5
+    v0, h, amp, w = 15.0, 0.01, 0.04, 2 * math.pi / 2.5
     x = [0.0, 0.0, 0.0, v0, 0.0, 0.0, 0.0]
     s = torch.tensor([[0.0, 0.0, 0.0, v0, 0.0, 0.0]], dtype=D64)
     acc = torch.zeros(1, 2, dtype=D64)
