@@ -9,7 +9,7 @@ VM), which would dominate every test and every short run.  Update, with bias-cor
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 
@@ -17,8 +17,14 @@ import torch
 class AdamW:
     """``param_groups[0]["lr"]`` may be changed between steps (schedules), as with torch optimizers."""
 
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.01) -> None:
+    def __init__(
+        self,
+        params: Iterable[torch.nn.Parameter],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ) -> None:
         self.params = [p for p in params if p.requires_grad]
         self.param_groups = [{"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay}]
         self.m = [torch.zeros_like(p) for p in self.params]

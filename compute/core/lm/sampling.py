@@ -37,7 +37,9 @@ class Generation:
         return self.response_mask.sum(-1).long()
 
 
-def left_pad(seqs: list[list[int]], pad_id: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def left_pad(
+    seqs: list[list[int]], pad_id: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Left-pad integer sequences → (tokens [B, P], mask [B, P] bool)."""
     P = max(len(s) for s in seqs)
     tok = torch.full((len(seqs), P), pad_id, dtype=torch.long)
@@ -49,7 +51,9 @@ def left_pad(seqs: list[list[int]], pad_id: int, device: torch.device | str = "c
     return tok.to(device), mask.to(device)
 
 
-def right_pad(seqs: list[list[int]], pad_id: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def right_pad(
+    seqs: list[list[int]], pad_id: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad → (tokens [B, R], mask [B, R] float)."""
     R = max(1, max(len(s) for s in seqs))
     tok = torch.full((len(seqs), R), pad_id, dtype=torch.long)
@@ -60,9 +64,9 @@ def right_pad(seqs: list[list[int]], pad_id: int, device: torch.device | str = "
     return tok.to(device), mask.to(device)
 
 
-def _sample(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator | None) -> tuple[
-    torch.Tensor, torch.Tensor, torch.Tensor
-]:
+def _sample(
+    logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator | None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One decoding step: (token [B], log π(token) [B], entropy [B]) of softmax(z/T); greedy when T == 0."""
     t = temperature if temperature > 0 else 1.0
     lp = F.log_softmax(logits.float() / t, dim=-1)

@@ -30,6 +30,7 @@ from compute.core.lm.tokenizer import Tokenizer, tokenizer_from_dict
 from compute.core.tasks import Task, TaskConfig, make_task, split_rng
 
 CORE_VERSION = "1"  # bump when a change to the core invalidates cached checkpoints
+EVAL_ONLY = ("eval_every", "n_val", "max_new")  # validation settings: they do not change the weights
 
 
 @dataclass
@@ -41,7 +42,7 @@ class SFTConfig:
     ffn: str = "gelu"
     max_len: int = 192
     extra_tokens: tuple[str, ...] = ()  # plug-in role tokens, fixed per checkpoint
-    tokens: int = 2_000_000
+    tokens: int = 600_000
     batch_size: int = 64
     lr: float = 1e-3
     min_lr_ratio: float = 0.1
@@ -73,8 +74,9 @@ def checkpoint_key(cfg: SFTConfig) -> str:
     """Hash of everything that determines the checkpoint."""
     task = make_task(cfg.task, cfg.extra_tokens)
     lm = LMConfig.sized(cfg.size, task.tokenizer.vocab_size, ffn=cfg.ffn, max_len=cfg.max_len)
+    sft = {k: v for k, v in cfg.to_dict().items() if k not in EVAL_ONLY}
     blob = json.dumps(
-        {"lm": lm.to_dict(), "tok": task.tokenizer.to_dict(), "sft": cfg.to_dict(), "core": CORE_VERSION},
+        {"lm": lm.to_dict(), "tok": task.tokenizer.to_dict(), "sft": sft, "core": CORE_VERSION},
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -115,8 +117,14 @@ def greedy_accuracy(model: TinyLM, task: Task, problems: list[Any], max_new: int
     correct = 0
     for i in range(0, len(problems), batch):
         chunk = problems[i : i + batch]
-        g = generate(model, [task.prompt(p) for p in chunk], temperature=0.0, max_new=max_new,
-                     eos_id=task.tokenizer.eos_id, pad_id=task.tokenizer.pad_id)
+        g = generate(
+            model,
+            [task.prompt(p) for p in chunk],
+            temperature=0.0,
+            max_new=max_new,
+            eos_id=task.tokenizer.eos_id,
+            pad_id=task.tokenizer.pad_id,
+        )
         for j, p in enumerate(chunk):
             text = task.tokenizer.decode(g.response[j][g.response_mask[j] > 0].tolist())
             correct += task.verify(p, text)[1]
@@ -162,13 +170,15 @@ def train_sft(cfg: SFTConfig, reporter: Any = None, device: str = "cpu") -> tupl
         seen += int((tok != task.tokenizer.pad_id).sum())
         last = step == total - 1
         if reporter is not None and (step % 10 == 0 or last):
-            reporter.scalars(seen, {"sft/train_loss": float(loss.detach()), "sft/tokens_per_s": seen / (time.perf_counter() - t0)})
+            reporter.scalars(
+                seen, {"sft/train_loss": float(loss.detach()), "sft/tokens_per_s": seen / (time.perf_counter() - t0)}
+            )
             reporter.progress((step + 1) / total, f"SFT step {step + 1}/{total}, loss {float(loss.detach()):.3f}")
         if step % cfg.eval_every == 0 or last:
             model.eval()
             with torch.no_grad():
                 vl = float(sft_loss(model, val_tok.to(device), val_mask.to(device)))
-            if last or step % (cfg.eval_every * 5) == 0:
+            if last or (step > 0 and step % (cfg.eval_every * 5) == 0):
                 acc = greedy_accuracy(model, task, val_problems, cfg.max_new)
                 if reporter is not None:
                     reporter.scalar("sft/val_accuracy", seen, acc)
@@ -190,8 +200,9 @@ def train_sft(cfg: SFTConfig, reporter: Any = None, device: str = "cpu") -> tupl
     return model, task, meta
 
 
-def load_or_build(cfg: SFTConfig, data_dir: str | Path, reporter: Any = None, device: str = "cpu",
-                  force: bool = False) -> SFTResult:
+def load_or_build(
+    cfg: SFTConfig, data_dir: str | Path, reporter: Any = None, device: str = "cpu", force: bool = False
+) -> SFTResult:
     """Return the cached checkpoint for ``cfg`` or train and cache it (atomic write)."""
     path = checkpoint_path(cfg, data_dir)
     if path.exists() and not force:

@@ -19,9 +19,9 @@ import torch
 ESTIMATORS = ("grpo", "drgrpo", "rloo")
 
 
-def group_advantages(rewards: torch.Tensor, groups: torch.Tensor, estimator: str = "grpo", eps: float = 1e-6) -> tuple[
-    torch.Tensor, torch.Tensor
-]:
+def group_advantages(
+    rewards: torch.Tensor, groups: torch.Tensor, estimator: str = "grpo", eps: float = 1e-6
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-sequence advantages [N] and a per-sequence "group has σ > 0" flag [N] (bool)."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
@@ -46,7 +46,10 @@ def group_advantages(rewards: torch.Tensor, groups: torch.Tensor, estimator: str
 
 
 def overlong_penalty(lengths: torch.Tensor, max_len: int, cache_len: int) -> torch.Tensor:
-    """DAPO soft overlong punishment R_len(|y|): 0 if |y| ≤ L_max − L_c; (L_max − L_c − |y|)/L_c up to L_max; −1 beyond."""
+    """DAPO soft overlong punishment R_len(|y|).
+
+    0 if |y| ≤ L_max − L_c; (L_max − L_c − |y|)/L_c for L_max − L_c < |y| ≤ L_max; −1 beyond.
+    """
     L = lengths.double()
     free = max_len - cache_len
     pen = torch.where(L <= free, torch.zeros_like(L), (free - L) / max(cache_len, 1))

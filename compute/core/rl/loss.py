@@ -20,8 +20,14 @@ import torch
 LOSS_AGGS = ("token-mean", "seq-mean-token-mean", "constant")
 
 
-def aggregate(values: torch.Tensor, mask: torch.Tensor, agg: str = "token-mean", max_len: int | None = None,
-              denom: float | torch.Tensor | None = None, n_seq: int | None = None) -> torch.Tensor:
+def aggregate(
+    values: torch.Tensor,
+    mask: torch.Tensor,
+    agg: str = "token-mean",
+    max_len: int | None = None,
+    denom: float | torch.Tensor | None = None,
+    n_seq: int | None = None,
+) -> torch.Tensor:
     """Aggregate per-token values [B, T] under a {0,1} mask.
 
     ``denom`` overrides Σ m for ``token-mean`` (micro-batches of one mini-batch divide by the mini-batch's

@@ -20,8 +20,9 @@ on_step_end        (stats, state) → dict | None                      returned 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
 import torch
 

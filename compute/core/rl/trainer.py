@@ -166,8 +166,14 @@ class TrainerState:
 class GRPOTrainer:
     """Plain GRPO / Dr. GRPO / RLOO / DAPO on a TinyLM and a verifiable task, extended by plug-ins."""
 
-    def __init__(self, model: TinyLM, task: Task, cfg: GRPOConfig, plugins: list[Plugin] | None = None,
-                 ref_model: TinyLM | None = None) -> None:
+    def __init__(
+        self,
+        model: TinyLM,
+        task: Task,
+        cfg: GRPOConfig,
+        plugins: list[Plugin] | None = None,
+        ref_model: TinyLM | None = None,
+    ) -> None:
         self.cfg = cfg
         self.model = model
         self.task = task
@@ -190,7 +196,9 @@ class GRPOTrainer:
     # ------------------------------------------------------------------------------------------
     def default_specs(self, problems: list[Problem], round_: int = 0) -> list[RolloutSpec]:
         s = self.state.step
-        return [RolloutSpec(self.task.prompt(p), self.cfg.group_size, p, (s, round_, i)) for i, p in enumerate(problems)]
+        return [
+            RolloutSpec(self.task.prompt(p), self.cfg.group_size, p, (s, round_, i)) for i, p in enumerate(problems)
+        ]
 
     def _generate(self, specs: list[RolloutSpec], phase: int) -> RolloutBatch:
         cfg = self.cfg
@@ -202,18 +210,33 @@ class GRPOTrainer:
             rows_f += [(fp[j] if fp else [])] * s.n
             rows_s += [j] * s.n
         g: Generation = generate(
-            self.model, rows_p, n=1, temperature=cfg.temperature, top_p=cfg.top_p, max_new=cfg.max_new,
-            eos_id=self.tok.eos_id, pad_id=self.tok.pad_id, force_prefix=rows_f if fp else None,
+            self.model,
+            rows_p,
+            n=1,
+            temperature=cfg.temperature,
+            top_p=cfg.top_p,
+            max_new=cfg.max_new,
+            eos_id=self.tok.eos_id,
+            pad_id=self.tok.pad_id,
+            force_prefix=rows_f if fp else None,
             generator=self.state.generator,
         )
         keys = self.state.extra.setdefault("_group_ids", {})
         gid = [keys.setdefault(specs[j].group_key, len(keys)) for j in rows_s]
         texts = [self.tok.decode(g.response[i][g.response_mask[i] > 0].tolist()) for i in range(len(rows_s))]
         return RolloutBatch(
-            prompt=g.prompt, prompt_mask=g.prompt_mask, response=g.response, response_mask=g.response_mask,
-            sample_logp=g.logp, sample_entropy=g.entropy, groups=torch.tensor(gid, dtype=torch.long),
-            roles=[specs[j].role for j in rows_s], problems=[specs[j].problem for j in rows_s],
-            specs=[specs[j] for j in rows_s], texts=texts, phase=torch.full((len(rows_s),), phase, dtype=torch.long),
+            prompt=g.prompt,
+            prompt_mask=g.prompt_mask,
+            response=g.response,
+            response_mask=g.response_mask,
+            sample_logp=g.logp,
+            sample_entropy=g.entropy,
+            groups=torch.tensor(gid, dtype=torch.long),
+            roles=[specs[j].role for j in rows_s],
+            problems=[specs[j].problem for j in rows_s],
+            specs=[specs[j] for j in rows_s],
+            texts=texts,
+            phase=torch.full((len(rows_s),), phase, dtype=torch.long),
         )
 
     def rollout(self, problems: list[Problem], round_: int = 0) -> RolloutBatch:
@@ -297,17 +320,32 @@ class GRPOTrainer:
         mb = self.cfg.micro_batch_size or len(batch)
         lps, ents = [], []
         for i in range(0, len(batch), mb):
-            lp, ent = logp_entropy(model, batch.prompt[i : i + mb], batch.prompt_mask[i : i + mb],
-                                   batch.response[i : i + mb], self.cfg.temperature)
+            lp, ent = logp_entropy(
+                model,
+                batch.prompt[i : i + mb],
+                batch.prompt_mask[i : i + mb],
+                batch.response[i : i + mb],
+                self.cfg.temperature,
+            )
             lps.append(lp)
             ents.append(ent)
         return torch.cat(lps), torch.cat(ents)
 
     def context(self, mb: RolloutBatch, logp: torch.Tensor, entropy: torch.Tensor) -> LossContext:
         return LossContext(
-            logp=logp, old_logp=mb.old_logp, entropy=entropy, surprisal=-logp.detach(), adv=mb.adv,
-            mask=mb.response_mask, ratio=torch.exp(torch.clamp(logp.detach() - mb.old_logp, -20, 20)),
-            groups=mb.groups, roles=mb.roles, rewards=mb.rewards, step=self.state.step, batch=mb, state=self.state,
+            logp=logp,
+            old_logp=mb.old_logp,
+            entropy=entropy,
+            surprisal=-logp.detach(),
+            adv=mb.adv,
+            mask=mb.response_mask,
+            ratio=torch.exp(torch.clamp(logp.detach() - mb.old_logp, -20, 20)),
+            groups=mb.groups,
+            roles=mb.roles,
+            rewards=mb.rewards,
+            step=self.state.step,
+            batch=mb,
+            state=self.state,
         )
 
     def minibatch_loss(self, mb: RolloutBatch, backward: bool = False) -> tuple[torch.Tensor, dict[str, float]]:
@@ -342,8 +380,18 @@ class GRPOTrainer:
                 lp, ent = logp_entropy(self.model, mb.prompt[sl], mb.prompt_mask[sl], mb.response[sl], cfg.temperature)
             m = mask[sl]
             loss, st, _ = policy_loss(
-                lp, mb.old_logp[sl], mb.adv[sl], m, None if weight is None else weight[sl], cfg.eps_low,
-                cfg.eps_high, cfg.dual_clip, cfg.loss_agg, cfg.max_new, denom, n_seq,
+                lp,
+                mb.old_logp[sl],
+                mb.adv[sl],
+                m,
+                None if weight is None else weight[sl],
+                cfg.eps_low,
+                cfg.eps_high,
+                cfg.dual_clip,
+                cfg.loss_agg,
+                cfg.max_new,
+                denom,
+                n_seq,
             )
             for k in clip:
                 clip[k] += st[k] * float(m.sum()) / max(1.0, float(denom))
@@ -393,16 +441,29 @@ class GRPOTrainer:
         correct = 0
         for i in range(0, len(problems), batch):
             chunk = problems[i : i + batch]
-            g = generate(self.model, [self.task.prompt(p) for p in chunk], temperature=0.0, max_new=cfg.max_new,
-                         eos_id=self.tok.eos_id, pad_id=self.tok.pad_id)
+            g = generate(
+                self.model,
+                [self.task.prompt(p) for p in chunk],
+                temperature=0.0,
+                max_new=cfg.max_new,
+                eos_id=self.tok.eos_id,
+                pad_id=self.tok.pad_id,
+            )
             for j, p in enumerate(chunk):
                 correct += self.task.verify(p, self.tok.decode(g.response[j][g.response_mask[j] > 0].tolist()))[1]
         out = {"acc/heldout": correct / max(1, len(problems))}
         if cfg.passk_problems:
             pk = self.eval_problems[: cfg.passk_problems]
-            g = generate(self.model, [self.task.prompt(p) for p in pk], n=cfg.passk_n, temperature=1.0,
-                         max_new=cfg.max_new, eos_id=self.tok.eos_id, pad_id=self.tok.pad_id,
-                         generator=torch.Generator().manual_seed(cfg.seed + 7))
+            g = generate(
+                self.model,
+                [self.task.prompt(p) for p in pk],
+                n=cfg.passk_n,
+                temperature=1.0,
+                max_new=cfg.max_new,
+                eos_id=self.tok.eos_id,
+                pad_id=self.tok.pad_id,
+                generator=torch.Generator().manual_seed(cfg.seed + 7),
+            )
             p1, pk_ = [], []
             for i, p in enumerate(pk):
                 c = sum(
@@ -426,10 +487,15 @@ class GRPOTrainer:
         m = mb.response_mask if tw.mask is None else mb.response_mask * tw.mask.float()
         buf = io.BytesIO()
         np.savez_compressed(
-            buf, surprisal=(-mb.old_logp).numpy().astype(np.float16), entropy=mb.old_entropy.numpy().astype(np.float16),
-            adv=mb.adv.numpy().astype(np.float16), weight=w.numpy().astype(np.float16),
-            mask=m.numpy().astype(np.uint8), response_mask=mb.response_mask.numpy().astype(np.uint8),
-            reward=mb.rewards.numpy(), group=mb.groups.numpy(),
+            buf,
+            surprisal=(-mb.old_logp).numpy().astype(np.float16),
+            entropy=mb.old_entropy.numpy().astype(np.float16),
+            adv=mb.adv.numpy().astype(np.float16),
+            weight=w.numpy().astype(np.float16),
+            mask=m.numpy().astype(np.uint8),
+            response_mask=mb.response_mask.numpy().astype(np.uint8),
+            reward=mb.rewards.numpy(),
+            group=mb.groups.numpy(),
         )
         return buf.getvalue()
 
@@ -453,16 +519,22 @@ class GRPOTrainer:
         m = batch.response_mask > 0
         ent = batch.old_entropy[m]
         q = torch.quantile(ent, torch.tensor([0.1, 0.5, 0.9])) if ent.numel() else torch.zeros(3)
-        stats.update({
-            "entropy/mean": float(ent.mean()) if ent.numel() else 0.0,
-            "entropy/q10": float(q[0]), "entropy/q50": float(q[1]), "entropy/q90": float(q[2]),
-            "length/mean": float(batch.lengths.mean()),
-            "throughput/tokens_per_s": float(batch.lengths.sum()) / max(1e-9, times["time/rollout_reward"]),
-        })
+        stats.update(
+            {
+                "entropy/mean": float(ent.mean()) if ent.numel() else 0.0,
+                "entropy/q10": float(q[0]),
+                "entropy/q50": float(q[1]),
+                "entropy/q90": float(q[2]),
+                "length/mean": float(batch.lengths.mean()),
+                "throughput/tokens_per_s": float(batch.lengths.sum()) / max(1e-9, times["time/rollout_reward"]),
+            }
+        )
         if cfg.post_update_kl:
             with torch.no_grad():
                 new_lp, _ = self._forward(self.model, batch)
-            stats["kl/approx"] = float(((batch.old_logp - new_lp) * batch.response_mask).sum() / batch.response_mask.sum())
+            stats["kl/approx"] = float(
+                ((batch.old_logp - new_lp) * batch.response_mask).sum() / batch.response_mask.sum()
+            )
         stats.update(times)
         stats.update(self.chain.on_step_end(stats, st))
         return stats, batch

@@ -44,8 +44,21 @@ def make_task(cfg: TaskConfig, extra_tokens: tuple[str, ...] | list[str] = ()) -
     if cfg.name == "countdown":
         return Countdown(cfg.n_numbers, cfg.max_number, extra_tokens=extra)
     if cfg.name == "wordproblems":
-        return WordProblems(cfg.min_ops, cfg.max_ops, cfg.n_distractors, p_line_error=cfg.p_line_error, extra_tokens=extra)
+        return WordProblems(
+            cfg.min_ops, cfg.max_ops, cfg.n_distractors, p_line_error=cfg.p_line_error, extra_tokens=extra
+        )
     raise ValueError(f"unknown task {cfg.name!r}; choose from {TASKS}")
 
 
-__all__ = ["TASKS", "Arithmetic", "Countdown", "Problem", "Task", "TaskConfig", "WordProblems", "in_split", "make_task", "split_rng"]
+__all__ = [
+    "TASKS",
+    "Arithmetic",
+    "Countdown",
+    "Problem",
+    "Task",
+    "TaskConfig",
+    "WordProblems",
+    "in_split",
+    "make_task",
+    "split_rng",
+]

@@ -84,12 +84,14 @@ def test_sampled_logp_and_entropy_match_training_pass() -> None:
 
 def test_force_prefix_and_top_p() -> None:
     m = _model()
-    g = generate(m, PROMPTS, n=2, max_new=6, eos_id=3, force_prefix=[[7, 8], [9], []],
-                 generator=torch.Generator().manual_seed(0))
+    g = generate(
+        m, PROMPTS, n=2, max_new=6, eos_id=3, force_prefix=[[7, 8], [9], []], generator=torch.Generator().manual_seed(0)
+    )
     assert g.response[:2, :2].tolist() == [[7, 8], [7, 8]] and g.response[2:4, 0].tolist() == [9, 9]
     greedy = generate(m, PROMPTS, temperature=0.0, max_new=6, eos_id=3)
-    tiny_p = generate(m, PROMPTS, temperature=1.0, top_p=1e-6, max_new=6, eos_id=3,
-                      generator=torch.Generator().manual_seed(0))
+    tiny_p = generate(
+        m, PROMPTS, temperature=1.0, top_p=1e-6, max_new=6, eos_id=3, generator=torch.Generator().manual_seed(0)
+    )
     assert torch.equal(greedy.response, tiny_p.response)  # top-p → 0 keeps only the argmax
 
 

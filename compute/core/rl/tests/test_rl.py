@@ -76,8 +76,12 @@ def test_masked_tokens_zero_gradient_and_equal_physically_removed_batch() -> Non
     assert logp.grad[mask == 0].abs().max() == 0
     # same loss as the flat list of the kept tokens only
     keep = mask.bool()
-    flat, _, _ = policy_loss(logp.detach()[keep][None], old[keep][None], adv[:, None].expand(3, 5)[keep][None],
-                             torch.ones(1, int(keep.sum())))
+    flat, _, _ = policy_loss(
+        logp.detach()[keep][None],
+        old[keep][None],
+        adv[:, None].expand(3, 5)[keep][None],
+        torch.ones(1, int(keep.sum())),
+    )
     assert float(loss.detach()) == pytest.approx(float(flat), abs=TOL)
 
 
@@ -104,8 +108,9 @@ def test_gradient_at_ratio_one_and_clipping_regimes() -> None:
     policy_loss(lp, torch.zeros(1, 2), torch.tensor([1.0]), torch.ones(1, 2), eps_high=0.28)[0].backward()
     assert lp.grad.abs().max() == 0
     # A < 0 and huge ρ: the dual clip caps the loss at −A·c
-    loss, st, _ = policy_loss(torch.full((1, 1), 5.0), torch.zeros(1, 1), torch.tensor([-2.0]), torch.ones(1, 1),
-                              dual_clip=10.0)
+    loss, st, _ = policy_loss(
+        torch.full((1, 1), 5.0), torch.zeros(1, 1), torch.tensor([-2.0]), torch.ones(1, 1), dual_clip=10.0
+    )
     assert float(loss) == pytest.approx(20.0) and st["clip/dual"] == 1.0
 
 
@@ -129,11 +134,13 @@ class _W(Plugin):
 def test_chained_hooks_multiply_weights_and_and_masks() -> None:
     z = torch.zeros(1, 3)
     ctx = LossContext(z, z, z, z, z, z, z, torch.zeros(1), ["solve"], torch.zeros(1), 0)
-    chain = PluginChain([
-        _W(torch.tensor([[2.0, 3.0, 4.0]]), torch.tensor([[1, 1, 0]])),
-        _W(torch.tensor([[0.5, 2.0, 1.0]]), None),
-        _W(None, torch.tensor([[1, 0, 1]])),
-    ])
+    chain = PluginChain(
+        [
+            _W(torch.tensor([[2.0, 3.0, 4.0]]), torch.tensor([[1, 1, 0]])),
+            _W(torch.tensor([[0.5, 2.0, 1.0]]), None),
+            _W(None, torch.tensor([[1, 0, 1]])),
+        ]
+    )
     tw = chain.token_weights(ctx)
     assert tw.weight.tolist() == [[1.0, 6.0, 4.0]] and tw.mask.tolist() == [[True, False, False]]
 
@@ -144,8 +151,17 @@ def micro(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     from compute.core.tasks import TaskConfig
 
     d = tmp_path_factory.mktemp("data")
-    cfg = SFTConfig(task=TaskConfig(min_digits=1, max_digits=1, ops="+"), size="micro", tokens=6000, batch_size=16,
-                    eval_every=1000, n_val=8, max_new=24, max_len=48, extra_tokens=("<solve>",))
+    cfg = SFTConfig(
+        task=TaskConfig(min_digits=1, max_digits=1, ops="+"),
+        size="micro",
+        tokens=6000,
+        batch_size=16,
+        eval_every=1000,
+        n_val=8,
+        max_new=24,
+        max_len=48,
+        extra_tokens=("<solve>",),
+    )
     return cfg, d, load_or_build(cfg, d)
 
 
@@ -170,7 +186,9 @@ def _fixed_batch(tr: GRPOTrainer):  # type: ignore[no-untyped-def]
     batch, _ = tr.collect()
     batch.adv = torch.linspace(-1, 1, len(batch))[:, None] * batch.response_mask  # non-trivial advantages
     tr.recompute_old(batch)
-    batch.old_logp = batch.old_logp + 0.05 * torch.randn(batch.old_logp.shape, generator=torch.Generator().manual_seed(0))
+    batch.old_logp = batch.old_logp + 0.05 * torch.randn(
+        batch.old_logp.shape, generator=torch.Generator().manual_seed(0)
+    )
     return batch
 
 
@@ -210,8 +228,17 @@ def test_trainer_runs_with_phases_dynamic_sampling_and_streams(micro) -> None:  
     from compute.core.reporter import MemoryReporter
 
     _, _, res = micro
-    tr = _trainer(res, [_Planner()], steps=2, eval_every=1, overlong_cache=4, kl_coef=0.1, mini_batches=2,
-                  passk_problems=2, record_every=1)
+    tr = _trainer(
+        res,
+        [_Planner()],
+        steps=2,
+        eval_every=1,
+        overlong_cache=4,
+        kl_coef=0.1,
+        mini_batches=2,
+        passk_problems=2,
+        record_every=1,
+    )
     rep = MemoryReporter()
     hist = tr.train(rep)
     assert len(hist) == 2 and "acc/heldout" in hist[-1] and "pass/at4" in hist[-1]
