@@ -34,7 +34,7 @@ def best_arm(mu: np.ndarray | list[float]) -> int:
 
 
 def _kl(p: float, q: float) -> float:
-    """Scalar Bernoulli kl with 0·log 0 = 0 and q clipped like ``kl_bernoulli`` (plain floats: the solver's hot path)."""
+    """Scalar Bernoulli kl, 0·log 0 = 0, q clipped like ``kl_bernoulli`` (plain floats: the solver's hot path)."""
     q = min(max(q, 1e-12), 1.0 - 1e-12)
     out = p * math.log(p / q) if p > 0.0 else 0.0
     return out + (1.0 - p) * math.log((1.0 - p) / (1.0 - q)) if p < 1.0 else out
@@ -106,7 +106,9 @@ def costs_at(mu: np.ndarray | list[float], weights: np.ndarray) -> np.ndarray:
     mu = np.asarray(mu, dtype=float)
     i_star = best_arm(mu)
     beta = float(weights[i_star])
-    return np.array([_cost(float(mu[i_star]), float(mu[j]), beta, float(weights[j])) for j in range(len(mu)) if j != i_star])
+    return np.array(
+        [_cost(float(mu[i_star]), float(mu[j]), beta, float(weights[j])) for j in range(len(mu)) if j != i_star]
+    )
 
 
 def optimal_weights_batch(mu: np.ndarray, n_outer: int = 40, n_inner: int = 30) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ Each builds its config dataclass from the validated params, simulates R runs in 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,12 @@ def _reference(mu: np.ndarray, beta: float) -> tuple[Allocation, Allocation]:
 
 def _instance_table(reporter: Reporter, mu: np.ndarray, ref_b: Allocation, ref: Allocation) -> None:
     rows = [
-        {"arm": i, "mean μ_i": float(m), "w_β (β-optimal)": float(ref_b.weights[i]), "w* (optimal)": float(ref.weights[i])}
+        {
+            "arm": i,
+            "mean μ_i": float(m),
+            "w_β (β-optimal)": float(ref_b.weights[i]),
+            "w* (optimal)": float(ref.weights[i]),
+        }
         for i, m in enumerate(mu)
     ]
     reporter.table("instance", rows)
@@ -90,23 +96,35 @@ def live_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         for key, (xs, ys) in buf.items():
             reporter.series(key, xs, ys)
         buf.clear()
-        new = st.finished[len(taus):]
+        new = st.finished[len(taus) :]
         for _, tau, ok in new:
             taus.append(tau)
             n_ok += bool(ok)
         stopped = [x for x in taus if x >= 0]
         if new:
-            reporter.series("stop/tau", [float(x) for x in stopped[len(stopped) - len(new):]],
-                            [float(x) for x in stopped[len(stopped) - len(new):]])
+            reporter.series(
+                "stop/tau",
+                [float(x) for x in stopped[len(stopped) - len(new) :]],
+                [float(x) for x in stopped[len(stopped) - len(new) :]],
+            )
             reporter.figure("tau_ecdf", ecdf_figure({"τ": np.array(stopped)}, "Stopping times of the finished runs"))
         done = len(taus)
-        reporter.scalars(st.t, {"runs/stopped_fraction": done / cfg.n_runs,
-                                "runs/error_rate": (done - n_ok) / done if done else 0.0})
+        reporter.scalars(
+            st.t, {"runs/stopped_fraction": done / cfg.n_runs, "runs/error_rate": (done - n_ok) / done if done else 0.0}
+        )
         chal = st.challenger_totals()
-        reporter.table("challengers", [
-            {"arm": i, "challenger pulls": int(chal[i]), "share": float(chal[i] / max(chal.sum(), 1)),
-             "w_β share": float(ref_b.weights[i] / (1 - cfg.beta)) if i != int(np.argmax(mu)) else 0.0}
-            for i in range(k)])
+        reporter.table(
+            "challengers",
+            [
+                {
+                    "arm": i,
+                    "challenger pulls": int(chal[i]),
+                    "share": float(chal[i] / max(chal.sum(), 1)),
+                    "w_β share": float(ref_b.weights[i] / (1 - cfg.beta)) if i != int(np.argmax(mu)) else 0.0,
+                }
+                for i in range(k)
+            ],
+        )
         reporter.progress(done / cfg.n_runs, f"t = {st.t}: {done}/{cfg.n_runs} runs stopped")
 
     def hook(st: BatchState) -> None:
@@ -130,17 +148,41 @@ def live_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             last.append(st)
         hook(st)
 
-    res = simulate(mu, sampler, [cfg.delta], cfg.n_runs, rng, cfg.threshold, cfg.t_max, hook=tracking_hook,
-                   should_stop=reporter.should_stop)
+    res = simulate(
+        mu,
+        sampler,
+        [cfg.delta],
+        cfg.n_runs,
+        rng,
+        cfg.threshold,
+        cfg.t_max,
+        hook=tracking_hook,
+        should_stop=reporter.should_stop,
+    )
     if last:
         flush(last[0])  # the runs that stopped since the last update, and the final challenger counts
     scale = ref_b.time * math.log(1.0 / cfg.delta)
     s = _sampler_summary(res.tau[:, 0], res.correct[:, 0], cfg.t_max, scale)
-    reporter.table("summary", [{"sampler": sampler.label, **{k_: s[k_] for k_ in (
-        "mean", "sd", "q10", "median", "q90", "error_rate", "censored", "ratio")}}])
-    return {"E_tau": s["mean"], "median_tau": s["median"], "error_rate": s["error_rate"], "censored": s["censored"],
-            "T_star_beta": ref_b.time, "T_star": ref.time, "ratio_to_T_star_beta_log": s["ratio"],
-            "steps": res.steps, "seconds": res.seconds}
+    reporter.table(
+        "summary",
+        [
+            {
+                "sampler": sampler.label,
+                **{k_: s[k_] for k_ in ("mean", "sd", "q10", "median", "q90", "error_rate", "censored", "ratio")},
+            }
+        ],
+    )
+    return {
+        "E_tau": s["mean"],
+        "median_tau": s["median"],
+        "error_rate": s["error_rate"],
+        "censored": s["censored"],
+        "T_star_beta": ref_b.time,
+        "T_star": ref.time,
+        "ratio_to_T_star_beta_log": s["ratio"],
+        "steps": res.steps,
+        "seconds": res.seconds,
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -154,41 +196,95 @@ def stopping_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     ref_b, ref = _reference(mu, cfg.beta)
     _instance_table(reporter, mu, ref_b, ref)
     sampler = cfg.sampler()
-    res = simulate(mu, sampler, cfg.deltas, cfg.n_runs, rng, cfg.threshold, cfg.t_max,
-                   hook=_progress_hook(reporter, cfg.n_runs, 500, ""), should_stop=reporter.should_stop)
+    if cfg.device.startswith("cuda") and sampler.rule in ("eb_tci", "eb_tc"):
+        # large R on a GPU: the torch path (same algorithm, masked instead of compacted; no live progress)
+        from .torch_sim import simulate_torch
+
+        reporter.log(f"simulating on {cfg.device} with the torch path")
+        res = SimpleNamespace(
+            **simulate_torch(mu, sampler, cfg.deltas, cfg.n_runs, cfg.seed, cfg.device, cfg.threshold, cfg.t_max)
+        )
+    else:
+        res = simulate(
+            mu,
+            sampler,
+            cfg.deltas,
+            cfg.n_runs,
+            rng,
+            cfg.threshold,
+            cfg.t_max,
+            hook=_progress_hook(reporter, cfg.n_runs, 500, ""),
+            should_stop=reporter.should_stop,
+        )
     rows = []
     for di, delta in enumerate(res.deltas):
         x = math.log(1.0 / delta)
         s = tau_summary(res.tau[:, di], res.correct[:, di], cfg.t_max)
         ratio = s["mean"] / (ref_b.time * x)
-        reporter.scalars(x, {
-            "tau/mean": s["mean"], "tau/ci_low": s["ci_low"], "tau/ci_high": s["ci_high"],
-            "tau/q10": s["q10"], "tau/q50": s["median"], "tau/q90": s["q90"],
-            "ref/T_star_beta_log": ref_b.time * x, "ref/T_star_log": ref.time * x,
-            "ratio/mean": ratio, "ratio/median": s["median"] / (ref_b.time * x),
-            "error/rate": s["error_rate"], "error/cp_low": s["error_cp_low"], "error/cp_high": s["error_cp_high"],
-            "error/delta": float(delta),
-        })
-        rows.append({"δ": float(delta), "log(1/δ)": x, "E[τ]": s["mean"], "sd": s["sd"], "q10": s["q10"],
-                     "median": s["median"], "q90": s["q90"], "E[τ]/(T*_β log 1/δ)": ratio,
-                     "E[τ]/(T* log 1/δ)": s["mean"] / (ref.time * x), "errors": s["errors"],
-                     "error rate": s["error_rate"], "CP high": s["error_cp_high"], "censored": s["censored"]})
+        reporter.scalars(
+            x,
+            {
+                "tau/mean": s["mean"],
+                "tau/ci_low": s["ci_low"],
+                "tau/ci_high": s["ci_high"],
+                "tau/q10": s["q10"],
+                "tau/q50": s["median"],
+                "tau/q90": s["q90"],
+                "ref/T_star_beta_log": ref_b.time * x,
+                "ref/T_star_log": ref.time * x,
+                "ratio/mean": ratio,
+                "ratio/median": s["median"] / (ref_b.time * x),
+                "error/rate": s["error_rate"],
+                "error/cp_low": s["error_cp_low"],
+                "error/cp_high": s["error_cp_high"],
+                "error/delta": float(delta),
+            },
+        )
+        rows.append(
+            {
+                "δ": float(delta),
+                "log(1/δ)": x,
+                "E[τ]": s["mean"],
+                "sd": s["sd"],
+                "q10": s["q10"],
+                "median": s["median"],
+                "q90": s["q90"],
+                "E[τ]/(T*_β log 1/δ)": ratio,
+                "E[τ]/(T* log 1/δ)": s["mean"] / (ref.time * x),
+                "errors": s["errors"],
+                "error rate": s["error_rate"],
+                "CP high": s["error_cp_high"],
+                "censored": s["censored"],
+            }
+        )
     reporter.table("summary", rows)
     fit = [r for r in rows if r["δ"] <= cfg.slope_max_delta]
     slope = float("nan")
     if len(fit) >= 2:
         slope = float(np.polyfit([r["log(1/δ)"] for r in fit], [r["E[τ]"] for r in fit], 1)[0])
-        reporter.log(f"slope of E[τ] vs log(1/δ) on δ ≤ {cfg.slope_max_delta:g}: {slope:.1f} = "
-                     f"{slope / ref_b.time:.3f}·T*_β")
-    reporter.figure("tau_ecdf", ecdf_figure(
-        {f"δ={r['δ']:g}": np.where(res.tau[:, i] >= 0, res.tau[:, i], cfg.t_max) for i, r in enumerate(rows)},
-        "ECDF of τ per δ"))
+        reporter.log(
+            f"slope of E[τ] vs log(1/δ) on δ ≤ {cfg.slope_max_delta:g}: {slope:.1f} = " f"{slope / ref_b.time:.3f}·T*_β"
+        )
+    reporter.figure(
+        "tau_ecdf",
+        ecdf_figure(
+            {f"δ={r['δ']:g}": np.where(res.tau[:, i] >= 0, res.tau[:, i], cfg.t_max) for i, r in enumerate(rows)},
+            "ECDF of τ per δ",
+        ),
+    )
     reporter.progress(1.0, "done")
-    return {"T_star_beta": ref_b.time, "T_star": ref.time, "beta_star": ref.beta,
-            "slope_over_T_star_beta": slope / ref_b.time,
-            "ratios": [r["E[τ]/(T*_β log 1/δ)"] for r in rows], "deltas": [r["δ"] for r in rows],
-            "error_rates": [r["error rate"] for r in rows], "censored": int(sum(r["censored"] for r in rows)),
-            "steps": res.steps, "seconds": res.seconds}
+    return {
+        "T_star_beta": ref_b.time,
+        "T_star": ref.time,
+        "beta_star": ref.beta,
+        "slope_over_T_star_beta": slope / ref_b.time,
+        "ratios": [r["E[τ]/(T*_β log 1/δ)"] for r in rows],
+        "deltas": [r["δ"] for r in rows],
+        "error_rates": [r["error rate"] for r in rows],
+        "censored": int(sum(r["censored"] for r in rows)),
+        "steps": res.steps,
+        "seconds": res.seconds,
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -224,15 +320,33 @@ def sampler_comparison(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     summary: dict[str, Any] = {"T_star": ref.time, "T_star_beta": ref_b.time, "beta_star": ref.beta}
     for n, (key, label, sampler) in enumerate(samplers):
         reporter.progress(n / len(samplers), f"{label}")
-        res = simulate(mu, sampler, [cfg.delta], cfg.n_runs, rng, cfg.threshold, cfg.t_max,
-                       hook=_progress_hook(reporter, cfg.n_runs, 2000, f"{label}: "), should_stop=reporter.should_stop)
+        res = simulate(
+            mu,
+            sampler,
+            [cfg.delta],
+            cfg.n_runs,
+            rng,
+            cfg.threshold,
+            cfg.t_max,
+            hook=_progress_hook(reporter, cfg.n_runs, 2000, f"{label}: "),
+            should_stop=reporter.should_stop,
+        )
         tau = res.tau[:, 0]
         s = tau_summary(tau, res.correct[:, 0], cfg.t_max)
         groups[label] = np.where(tau >= 0, tau, cfg.t_max)
-        row = {"sampler": label, "E[τ]": s["mean"], "sd": s["sd"], "q10": s["q10"], "median": s["median"],
-               "q90": s["q90"], "error rate": s["error_rate"], "censored": s["censored"],
-               "E[τ]/(T* log 1/δ)": s["mean"] / (ref.time * x), "E[τ]/(T*_β log 1/δ)": s["mean"] / (ref_b.time * x),
-               "seconds": res.seconds}
+        row = {
+            "sampler": label,
+            "E[τ]": s["mean"],
+            "sd": s["sd"],
+            "q10": s["q10"],
+            "median": s["median"],
+            "q90": s["q90"],
+            "error rate": s["error_rate"],
+            "censored": s["censored"],
+            "E[τ]/(T* log 1/δ)": s["mean"] / (ref.time * x),
+            "E[τ]/(T*_β log 1/δ)": s["mean"] / (ref_b.time * x),
+            "seconds": res.seconds,
+        }
         rows.append(row)
         reporter.table("samplers", rows)
         summary[f"{key}/E_tau"] = s["mean"]
@@ -265,8 +379,18 @@ def diagnostics(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         if st.t % 1000 == 0:
             reporter.progress(st.t / cfg.horizon, f"t = {st.t}/{cfg.horizon}")
 
-    res = simulate(mu, sampler, [], cfg.n_runs, rng, cfg.threshold, cfg.horizon, checkpoints=chk, hook=hook,
-                   should_stop=reporter.should_stop)
+    res = simulate(
+        mu,
+        sampler,
+        [],
+        cfg.n_runs,
+        rng,
+        cfg.threshold,
+        cfg.horizon,
+        checkpoints=chk,
+        hook=hook,
+        should_stop=reporter.should_stop,
+    )
     props = res.proportions  # (C, R, K)
     ok = res.alive.any(axis=1)
     ts = chk[ok].astype(float)
@@ -289,27 +413,44 @@ def diagnostics(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     # after T_lead: the smallest challenger proportion over the checkpoints t ≥ 2·max(T_lead, 100)
     # (design choice: a factor 2 lets N(t)/t forget the pre-T_lead phase)
     after = ts[:, None] >= 2.0 * np.maximum(t_lead[None, :], 100.0)  # (C, R)
-    reporter.series("minprop/after_lead_q10", ts[after.any(axis=1)],
-                    [float(np.quantile(min_prop[c][after[c]], 0.1)) for c in np.flatnonzero(after.any(axis=1))])
+    reporter.series(
+        "minprop/after_lead_q10",
+        ts[after.any(axis=1)],
+        [float(np.quantile(min_prop[c][after[c]], 0.1)) for c in np.flatnonzero(after.any(axis=1))],
+    )
     post_min = np.where(after, min_prop, np.inf).min(axis=0)
     post_min = post_min[np.isfinite(post_min)]
     w_min = float(np.delete(ref_b.weights, i_star).min())
     chal = res.challenger_pulls.sum(axis=0).astype(float)
-    reporter.table("challengers", [
-        {"arm": i, "μ_i": float(mu[i]), "challenger pulls per run": float(chal[i] / cfg.n_runs),
-         "share of challenger pulls": float(chal[i] / max(chal.sum(), 1.0)),
-         "w_β,i/(1 − β)": float(ref_b.weights[i] / (1.0 - cfg.beta)) if i != i_star else 0.0,
-         "final N_i/t": float(res.counts[:, i].mean() / cfg.horizon), "w_β,i": float(ref_b.weights[i])}
-        for i in range(k)])
+    reporter.table(
+        "challengers",
+        [
+            {
+                "arm": i,
+                "μ_i": float(mu[i]),
+                "challenger pulls per run": float(chal[i] / cfg.n_runs),
+                "share of challenger pulls": float(chal[i] / max(chal.sum(), 1.0)),
+                "w_β,i/(1 − β)": float(ref_b.weights[i] / (1.0 - cfg.beta)) if i != i_star else 0.0,
+                "final N_i/t": float(res.counts[:, i].mean() / cfg.horizon),
+                "w_β,i": float(ref_b.weights[i]),
+            }
+            for i in range(k)
+        ],
+    )
     q = np.quantile(t_lead, [0.5, 0.9, 0.99])
     final_dist = float(np.nanmean(dist[-1]))
     summary = {
-        "T_lead_median": float(q[0]), "T_lead_q90": float(q[1]), "T_lead_q99": float(q[2]),
-        "T_lead_max": float(t_lead.max()), "final_l1_distance_mean": final_dist,
+        "T_lead_median": float(q[0]),
+        "T_lead_q90": float(q[1]),
+        "T_lead_q99": float(q[2]),
+        "T_lead_max": float(t_lead.max()),
+        "final_l1_distance_mean": final_dist,
         "post_T_lead_min_prop_median": float(np.median(post_min)) if len(post_min) else float("nan"),
         "post_T_lead_min_prop_min": float(post_min.min()) if len(post_min) else float("nan"),
-        "w_beta_min": w_min, "runs_with_post_T_lead_window": int(len(post_min)),
-        "tracking_gap_max": float(res.tracking_gap.max()), "seconds": res.seconds,
+        "w_beta_min": w_min,
+        "runs_with_post_T_lead_window": int(len(post_min)),
+        "tracking_gap_max": float(res.tracking_gap.max()),
+        "seconds": res.seconds,
     }
     reporter.table("summary", [{"quantity": key, "value": val} for key, val in summary.items()])
     reporter.progress(1.0, "done")
@@ -323,8 +464,10 @@ def forced_exploration(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     """β-EB-TCI with and without forced exploration on two instances (default: GK16 μ1 and equal suboptimal means)."""
     cfg = ForcedExplorationConfig.from_params(params)
     rng = seed_everything(cfg.seed)
-    instances = {"instance1": cfg.means(), "instance2": resolve_means(cfg.second_instance, cfg.arm_means,
-                                                                       cfg.n_arms, cfg.seed + 1)}
+    instances = {
+        "instance1": cfg.means(),
+        "instance2": resolve_means(cfg.second_instance, cfg.arm_means, cfg.n_arms, cfg.seed + 1),
+    }
     names = {"instance1": cfg.instance, "instance2": cfg.second_instance}
     rows = []
     summary: dict[str, Any] = {}
@@ -340,8 +483,17 @@ def forced_exploration(params: dict[str, Any], reporter: Reporter) -> dict[str, 
             label = f"{names[tag]} {'with' if forced else 'without'} forced expl."
             reporter.progress(job / n_jobs, label)
             job += 1
-            res = simulate(mu, cfg.sampler(forced_exploration=forced), [cfg.delta], cfg.n_runs, rng, cfg.threshold,
-                           cfg.t_max, checkpoints=chk, should_stop=reporter.should_stop)
+            res = simulate(
+                mu,
+                cfg.sampler(forced_exploration=forced),
+                [cfg.delta],
+                cfg.n_runs,
+                rng,
+                cfg.threshold,
+                cfg.t_max,
+                checkpoints=chk,
+                should_stop=reporter.should_stop,
+            )
             tau = res.tau[:, 0]
             s = tau_summary(tau, res.correct[:, 0], cfg.t_max)
             means[forced] = s["mean"]
@@ -354,12 +506,22 @@ def forced_exploration(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                 worst = np.where(res.alive[ok], res.forced_at[ok], 0).max(axis=1)
                 reporter.series(f"forced/{tag}_max", ts, worst)
                 reporter.series(f"forced/{tag}_budget", ts, forced_exploration_budget(ts, k))
-            rows.append({"instance": names[tag], "μ": str(np.round(mu, 3).tolist()), "forced exploration": forced,
-                         "E[τ]": s["mean"], "sd": s["sd"], "median": s["median"], "q90": s["q90"],
-                         "error rate": s["error_rate"], "censored": s["censored"],
-                         "E[τ]/(T*_β log 1/δ)": s["mean"] / (ref_b.time * x),
-                         "forced pulls (mean)": float(res.forced_pulls.mean()),
-                         "max excess over √(Kt)+K": float(res.forced_excess.max()) if forced else 0.0})
+            rows.append(
+                {
+                    "instance": names[tag],
+                    "μ": str(np.round(mu, 3).tolist()),
+                    "forced exploration": forced,
+                    "E[τ]": s["mean"],
+                    "sd": s["sd"],
+                    "median": s["median"],
+                    "q90": s["q90"],
+                    "error rate": s["error_rate"],
+                    "censored": s["censored"],
+                    "E[τ]/(T*_β log 1/δ)": s["mean"] / (ref_b.time * x),
+                    "forced pulls (mean)": float(res.forced_pulls.mean()),
+                    "max excess over √(Kt)+K": float(res.forced_excess.max()) if forced else 0.0,
+                }
+            )
             reporter.table("comparison", rows)
             summary[f"{tag}/{'forced' if forced else 'plain'}/E_tau"] = s["mean"]
             if forced:
@@ -369,4 +531,3 @@ def forced_exploration(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     reporter.figure("tau_ecdf", ecdf_figure(groups, f"ECDF of τ at δ = {cfg.delta:g}"))
     reporter.progress(1.0, "done")
     return summary
-

@@ -142,7 +142,6 @@ def simulate(
     checkpoints = np.asarray(checkpoints if checkpoints is not None else [], dtype=np.int64)
     n_chk = len(checkpoints)
     beta = sampler.beta
-    top_two = sampler.rule in ("eb_tci", "eb_tc")
     track_forced = sampler.forced_exploration or sampler.rule == "track_and_stop"
     if threshold_kind not in ("heuristic", "gk16"):
         raise ValueError(f"unknown threshold {threshold_kind!r}")
@@ -251,9 +250,7 @@ def simulate(
             if steps % sampler.tas_every == 0:
                 loc["weights"], _ = optimal_weights_batch(mu_hat, n_outer=25, n_inner=20)
             is_forced = st.counts.min(axis=1) < math.sqrt(t) - k / 2.0
-            arm = np.where(
-                is_forced, random_argmin(st.counts, ties), np.argmax(t * loc["weights"] - st.counts, axis=1)
-            )
+            arm = np.where(is_forced, random_argmin(st.counts, ties), np.argmax(t * loc["weights"] - st.counts, axis=1))
         else:
             chal = challenger(costs, st.counts, ties, penalized=sampler.rule == "eb_tci")
             st.chal = chal

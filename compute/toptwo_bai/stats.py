@@ -52,21 +52,32 @@ def tau_summary(tau: np.ndarray, correct: np.ndarray, t_max: int) -> dict[str, A
 def ecdf_trace(values: np.ndarray, name: str) -> dict[str, Any]:
     """A Plotly step trace of the empirical CDF of ``values``."""
     v = np.sort(np.asarray(values, dtype=float))
-    return {"type": "scatter", "mode": "lines", "line": {"shape": "hv"}, "name": name,
-            "x": v.tolist(), "y": (np.arange(1, len(v) + 1) / max(len(v), 1)).tolist()}
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "line": {"shape": "hv"},
+        "name": name,
+        "x": v.tolist(),
+        "y": (np.arange(1, len(v) + 1) / max(len(v), 1)).tolist(),
+    }
 
 
 def ecdf_figure(groups: dict[str, np.ndarray], title: str, x_title: str = "τ", x_log: bool = True) -> dict[str, Any]:
     return {
         "data": [ecdf_trace(v, name) for name, v in groups.items()],
-        "layout": {"title": title, "xaxis": {"title": x_title, "type": "log" if x_log else "linear"},
-                   "yaxis": {"title": "fraction of runs", "range": [0, 1]}},
+        "layout": {
+            "title": title,
+            "xaxis": {"title": x_title, "type": "log" if x_log else "linear"},
+            "yaxis": {"title": "fraction of runs", "range": [0, 1]},
+        },
     }
 
 
 def box_figure(groups: dict[str, np.ndarray], title: str, y_title: str = "τ") -> dict[str, Any]:
     return {
-        "data": [{"type": "box", "name": name, "y": np.asarray(v, dtype=float).tolist(), "boxpoints": "outliers"}
-                 for name, v in groups.items()],
+        "data": [
+            {"type": "box", "name": name, "y": np.asarray(v, dtype=float).tolist(), "boxpoints": "outliers"}
+            for name, v in groups.items()
+        ],
         "layout": {"title": title, "yaxis": {"title": y_title, "type": "log"}},
     }

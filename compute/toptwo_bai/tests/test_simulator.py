@@ -17,8 +17,14 @@ EQUAL_SUB = [0.5, 0.4, 0.4, 0.4]
 @pytest.mark.parametrize(("beta", "forced"), [(0.3, False), (0.71, True)])
 def test_tracking_invariant(beta: float, forced: bool) -> None:
     # |N^lead_i − β·L_i| ≤ 1 at every step (Jourdan & Degenne 2022), also with forced exploration
-    res = simulate(EASY, Sampler(beta=beta, selection="tracking", forced_exploration=forced), [], 10,
-                   np.random.default_rng(0), t_max=800)
+    res = simulate(
+        EASY,
+        Sampler(beta=beta, selection="tracking", forced_exploration=forced),
+        [],
+        10,
+        np.random.default_rng(0),
+        t_max=800,
+    )
     assert res.tracking_gap.max() <= 1.0 + 1e-12
     assert res.tracking_gap.max() > 0.0  # the bookkeeping ran
 
@@ -26,8 +32,9 @@ def test_tracking_invariant(beta: float, forced: bool) -> None:
 def test_forced_exploration_budget_holds_along_every_trajectory() -> None:
     k = len(EQUAL_SUB)
     chk = log_checkpoints(k, 3000, 40)
-    res = simulate(EQUAL_SUB, Sampler(forced_exploration=True), [], 20, np.random.default_rng(1), t_max=3000,
-                   checkpoints=chk)
+    res = simulate(
+        EQUAL_SUB, Sampler(forced_exploration=True), [], 20, np.random.default_rng(1), t_max=3000, checkpoints=chk
+    )
     assert res.forced_pulls.max() > 0
     assert res.forced_excess.max() <= 0.0  # max_t forced(t) − (√(Kt) + K), checked at every step
     assert np.all(res.forced_at <= forced_exploration_budget(chk, k)[:, None])
@@ -83,8 +90,9 @@ def test_sharp_leading_term_on_easy_instance() -> None:
 
 def test_proportions_converge_to_the_beta_optimal_allocation() -> None:
     wb = t_star_beta(EASY, 0.5).weights
-    res = simulate(EASY, Sampler(selection="tracking"), [], 10, np.random.default_rng(0), t_max=5000,
-                   checkpoints=[500, 5000])
+    res = simulate(
+        EASY, Sampler(selection="tracking"), [], 10, np.random.default_rng(0), t_max=5000, checkpoints=[500, 5000]
+    )
     dist = np.abs(res.proportions - wb).sum(axis=2).mean(axis=1)  # mean ‖N(t)/t − w_β‖₁ at t = 500, 5000
     assert dist[1] < dist[0]
     assert dist[1] < 0.08
@@ -99,3 +107,22 @@ def test_other_rules_run_and_identify() -> None:
         assert res.correct.mean() >= 0.85
     with pytest.raises(ValueError):
         Sampler("nope")
+
+
+def test_torch_path_matches_numpy_in_distribution() -> None:
+    import torch
+
+    from compute.toptwo_bai.torch_sim import simulate_torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the lab runner does: intra-op threads make tiny ops ~100× slower on 2 cores
+    r = 60
+    a = simulate_torch(EASY, Sampler(selection="tracking", forced_exploration=True), [0.1], r, seed=0)
+    b = simulate(EASY, Sampler(selection="tracking", forced_exploration=True), [0.1], r, np.random.default_rng(0))
+    assert (a["tau"] > 0).all() and a["correct"].mean() >= 0.9
+    se = np.sqrt(a["tau"].var() / r + b.tau.var() / r)
+    assert abs(a["tau"].mean() - b.tau.mean()) < 4 * se
+    once = simulate_torch(EASY, Sampler(), [0.2], 10, seed=1)
+    again = simulate_torch(EASY, Sampler(), [0.2], 10, seed=1)
+    torch.set_num_threads(threads)
+    assert np.array_equal(once["tau"], again["tau"])
