@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from compute.core.reporter import Reporter
+from compute.core.reporter import Reporter, StopRequested
 
 from . import accounting as acc
 from .config import ErrorConfig, LoadConfig, PrivacyConfig, ProtocolConfig
@@ -86,21 +86,25 @@ def protocol_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             reporter.progress(
                 (i + done / max(total, 1)) / len(cheats), f"run {i + 1}/{len(cheats)}: {what} {done}/{total}"
             )
+            reporter.check_stop()  # cancel inside long runs (raises StopRequested)
 
-        res = run_protocol(
-            cfg.mechanism,
-            m,
-            records,
-            cfg.eps,
-            cfg.delta,
-            k=cfg.k,
-            cheat=cheat,
-            cheater=cheater,
-            cheat_coin=int(rng.integers(0, 1 << 30)),
-            n_coins=cfg.coins_override,
-            fiat_shamir_coins=cfg.public_coins == "fiat_shamir",
-            on_progress=prog,
-        )
+        try:
+            res = run_protocol(
+                cfg.mechanism,
+                m,
+                records,
+                cfg.eps,
+                cfg.delta,
+                k=cfg.k,
+                cheat=cheat,
+                cheater=cheater,
+                cheat_coin=int(rng.integers(0, 1 << 30)),
+                n_coins=cfg.coins_override,
+                fiat_shamir_coins=cfg.public_coins == "fiat_shamir",
+                on_progress=prog,
+            )
+        except StopRequested:
+            break
         if first is None or (cfg.cheat not in ("none", "all") and i == 0):
             first = res
         verdict = {None: "unverifiable", True: "accept", False: "reject"}[res.accepted]
@@ -125,7 +129,9 @@ def protocol_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         reporter.progress((i + 1) / len(cheats), f"run {i + 1}/{len(cheats)}: {cheat} → {verdict}")
         if reporter.should_stop():
             break
-    assert first is not None
+    if first is None:
+        reporter.log("cancelled before the first run finished", "warning")
+        return {"cancelled": True}
     _report_transcript(first, reporter)
     reporter.table("verdicts", verdicts)
     cheat_rows = [v for v in verdicts if v["cheat"] != "none" and v["injected"]]
@@ -297,7 +303,13 @@ def load_and_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             if pred > cfg.run_limit_s or spent + pred > cfg.budget_s:
                 queues[mech] = []  # everything left in this queue is at least as expensive
                 continue
-            res = run_protocol(mech, m, _empty(m), eps, cfg.delta, k=cfg.k)
+            try:
+                res = run_protocol(
+                    mech, m, _empty(m), eps, cfg.delta, k=cfg.k, on_progress=lambda *_: reporter.check_stop()
+                )
+            except StopRequested:
+                stop = True
+                break
             assert res.accepted, res.failed_check
             measured[(mech, m, eps)] = res.seconds
             frac = min(1.0, (time.perf_counter() - t0) / max(cfg.budget_s, 1e-9))

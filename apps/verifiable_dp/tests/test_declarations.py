@@ -55,3 +55,9 @@ def test_smoke_protocol_run_is_accepted() -> None:
     summary = PROTOCOL.run_local(PROTOCOL.presets["smoke"], rep)
     assert summary["honest_accepted"] == summary["honest_runs"] == 1
     assert rep.tables["checklist"]["rows"] and all(r["status"] == "pass" for r in rep.tables["checklist"]["rows"])
+
+
+def test_cancel_returns_a_partial_summary() -> None:
+    rep = MemoryReporter(stop_after=0)  # the first check_stop inside the protocol cancels
+    summary = PROTOCOL.run_local({"m": 2, "eps": 4.0, "records_per_prover": 10, "coins_override": 40}, rep)
+    assert summary == {"cancelled": True}
