@@ -201,8 +201,24 @@ def stopping_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         from .torch_sim import simulate_torch
 
         reporter.log(f"simulating on {cfg.device} with the torch path")
+
+        def progress(t: int, n_active: int) -> None:
+            if t % 512 < 64:
+                reporter.progress(1 - n_active / cfg.n_runs, f"t = {t}, {cfg.n_runs - n_active}/{cfg.n_runs} stopped")
+
         res = SimpleNamespace(
-            **simulate_torch(mu, sampler, cfg.deltas, cfg.n_runs, cfg.seed, cfg.device, cfg.threshold, cfg.t_max)
+            **simulate_torch(
+                mu,
+                sampler,
+                cfg.deltas,
+                cfg.n_runs,
+                cfg.seed,
+                cfg.device,
+                cfg.threshold,
+                cfg.t_max,
+                progress=progress,
+                should_stop=reporter.should_stop,
+            )
         )
     else:
         res = simulate(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Callable
 
 import numpy as np
 import torch
@@ -34,12 +35,15 @@ def simulate_torch(
     threshold_kind: str = "heuristic",
     t_max: int = 1_000_000,
     check_every: int = 64,
+    progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, np.ndarray | float | int]:
     """R runs of a top-two sampler with GLR stopping on a δ grid; returns τ (R, D), recommendations, correctness.
 
     Same rules as ``simulator.simulate``: W(B, j) in the negative-entropy form, TCI index W + log N_j,
     leader with probability β (randomized) or iff N^lead_B ≤ β·L_B (tracking), forced pull of argmin N when
-    min N < √(t/K), stop for δ at the first t with Z_t > c(t, δ).
+    min N < √(t/K), stop for δ at the first t with Z_t > c(t, δ).  Every ``check_every`` steps (the only host
+    synchronizations) the loop ends if every run stopped, calls ``progress(t, n_active)`` and honours ``should_stop``.
     """
     if sampler.rule not in ("eb_tci", "eb_tc"):
         raise ValueError("the torch path implements the top-two rules only")
@@ -87,8 +91,12 @@ def simulate_torch(
             tau = torch.where(newly, torch.full_like(tau, t), tau)
             rec = torch.where(newly, leader.unsqueeze(1).expand_as(rec), rec)
             active = active & (tau[:, -1] < 0)
-            if steps % check_every == 0 and not bool(active.any()):
-                break
+            if steps % check_every == 0:
+                n_active = int(active.sum())
+                if n_active == 0 or (should_stop is not None and should_stop()):
+                    break
+                if progress is not None:
+                    progress(t, n_active)
         index = w + torch.log(counts) if sampler.rule == "eb_tci" else w
         chal = ((index == index.min(dim=1, keepdim=True).values) * ties).argmax(dim=1)
         forced = None
