@@ -62,7 +62,8 @@ def main() -> None:
     k = len(thetas)
     print(
         f"PNS bounds per θ  LP (HiGHS, 2 solves) {1e6 * t_lp / k:9.1f} µs   closed form {1e6 * t_cl / k:7.1f} µs   "
-        f"closed form vectorised {1e6 * t_cv / k:6.2f} µs   LP/closed {t_lp / t_cl:6.1f}x   LP/vectorised {t_lp / t_cv:8.0f}x"
+        f"closed form vectorised {1e6 * t_cv / k:6.2f} µs   LP/closed {t_lp / t_cl:6.1f}x   "
+        f"LP/vectorised {t_lp / t_cv:8.0f}x"
     )
     fam3 = lp.Family(3, 3, "PNS")
     b3 = fam3.data_from_joint(fam3.random_joint(rng))
