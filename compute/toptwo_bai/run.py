@@ -100,17 +100,19 @@ def live_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         for _, tau, ok in new:
             taus.append(tau)
             n_ok += bool(ok)
+        new_stopped = [float(tau) for _, tau, _ in new if tau >= 0]  # censored runs (τ = −1) are not stopping times
         stopped = [x for x in taus if x >= 0]
-        if new:
-            reporter.series(
-                "stop/tau",
-                [float(x) for x in stopped[len(stopped) - len(new) :]],
-                [float(x) for x in stopped[len(stopped) - len(new) :]],
-            )
+        if new_stopped:
+            reporter.series("stop/tau", new_stopped, new_stopped)
             reporter.figure("tau_ecdf", ecdf_figure({"τ": np.array(stopped)}, "Stopping times of the finished runs"))
         done = len(taus)
+        n_err = len(stopped) - n_ok  # wrong recommendations among the stopped runs
         reporter.scalars(
-            st.t, {"runs/stopped_fraction": done / cfg.n_runs, "runs/error_rate": (done - n_ok) / done if done else 0.0}
+            st.t,
+            {
+                "runs/stopped_fraction": len(stopped) / cfg.n_runs,
+                "runs/error_rate": n_err / len(stopped) if stopped else 0.0,
+            },
         )
         chal = st.challenger_totals()
         reporter.table(
@@ -125,7 +127,9 @@ def live_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 for i in range(k)
             ],
         )
-        reporter.progress(done / cfg.n_runs, f"t = {st.t}: {done}/{cfg.n_runs} runs stopped")
+        censored = done - len(stopped)
+        note = f", {censored} censored at t_max" if censored else ""
+        reporter.progress(done / cfg.n_runs, f"t = {st.t}: {len(stopped)}/{cfg.n_runs} runs stopped{note}")
 
     def hook(st: BatchState) -> None:
         t = st.t
