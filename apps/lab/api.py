@@ -172,6 +172,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
     def get_queryset(self):  # type: ignore[no-untyped-def]
         qs = Run.objects.visible().select_related("experiment__paper", "owner")
         p = self.request.query_params
+        bad = [k for k, v in p.items() if "\x00" in v]
+        if bad:  # PostgreSQL text cannot hold NUL: a clear 400, not a 500
+            raise serializers.ValidationError({k: "must not contain NUL characters" for k in bad})
         if p.get("paper"):
             qs = qs.filter(experiment__paper__slug=p["paper"])
         if p.get("experiment"):

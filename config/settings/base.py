@@ -56,7 +56,9 @@ THIRD_PARTY_APPS = [
     "channels",
 ]
 # The paper apps: this list is the only place a paper is named outside its own app.
-PAPER_APPS: list[str] = []
+PAPER_APPS = [
+    "apps.verifiable_dp",
+]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
 
