@@ -55,3 +55,19 @@ def test_calculator_reports_baseline_as_not_implemented_and_hand_value() -> None
     assert s["n_baseline"] == "not implemented"
     assert s["n_distribution_free"] == 1153  # ⌈3·1.959964²/(4·0.05²)⌉
     assert any("not implemented" in str(row.get("formula")) for row in r.tables["designs"]["rows"])
+
+
+def test_user_joint_and_total_basis() -> None:
+    e = BY_SLUG["precision_coverage"]
+    r = MemoryReporter()
+    joint = [0.1, 0.05, 0.2, 0.15, 0.1, 0.2, 0.1, 0.1]
+    s = e.run_local({**e.presets["smoke"], "joint": joint, "use_baseline": False}, r)
+    assert len(r.tables["per_truth"]["rows"]) == 4  # one truth × four rules
+    assert s["distribution_free_mean_n"] == 1153  # upper PNS endpoint, ⌈3z²/(4ε²)⌉
+    calc = BY_SLUG["calculator"]
+    r1, r2 = MemoryReporter(), MemoryReporter()
+    s1 = calc.run_local({"side": "upper", "basis": "per_arm", "ratio": 1.0}, r1)
+    s2 = calc.run_local({"side": "upper", "basis": "total", "ratio": 0.5}, r2)
+    # n_o = 0.5 × (n_e total) = n_e per arm: the same design written two ways
+    assert s1["n_distribution_free"] == s2["n_distribution_free"]
+    assert s1["n_o_distribution_free"] == s2["n_o_distribution_free"]
