@@ -58,6 +58,7 @@ THIRD_PARTY_APPS = [
 # The paper apps: this list is the only place a paper is named outside its own app.
 PAPER_APPS = [
     "apps.verifiable_dp",
+    "apps.causal_samplesize",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
