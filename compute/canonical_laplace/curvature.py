@@ -1,8 +1,8 @@
 """Jacobians and curvature (GGN or Hessian) of the negative log-likelihood, float64.
 
 GGN (paper §2, laplace-torch convention): G = Σ_n J_nᵀ Λ_n J_n with Λ_n = I/σ² (Gaussian) or
-Λ_n = diag p_n − p_n p_nᵀ (softmax).  It is stored as a factor B (M×P, M = N·K) with G = BᵀB:
-B_n = L_nᵀ J_n, L_n = I/σ or L_n = diag √p_n − p_n √p_nᵀ (then L_n L_nᵀ = Λ_n because Σp = 1).
+Λ_n = diag p_n − p_n p_nᵀ (softmax).  It is stored as a factor B (M×P) with G = BᵀB: B_n = L_nᵀ J_n with L_n L_nᵀ = Λ_n
+(L_n = I/σ, or the K − 1 nonzero eigen-pairs of the softmax Λ_n).
 Under θ′ = Sθ: J′ = J S⁻¹, B′ = B S⁻¹, G′ = S⁻¹ G S⁻¹ (the Hessian likewise).
 
 Every Laplace fit here uses a *whitened* curvature: for a diagonal prior P₀ = λ D², G + P₀ =
@@ -40,14 +40,19 @@ def log_likelihood(f: Tensor, y: Tensor, likelihood: str, sigma: float) -> Tenso
 
 
 def ggn_factor(jac: Tensor, f: Tensor, likelihood: str, sigma: float) -> Tensor:
-    """B (N·K, P) with G = BᵀB = Σ_n J_nᵀ Λ_n J_n."""
+    """B (M, P) with G = BᵀB = Σ_n J_nᵀ Λ_n J_n.
+
+    Gaussian: B = J/σ (M = N·K).  Softmax: Λ_n = diag p_n − p_n p_nᵀ has rank K − 1 (Λ_n 1 = 0), so
+    B_n = diag(√μ_n) Q_nᵀ J_n over the K − 1 nonzero eigen-pairs (μ_n, Q_n) of Λ_n (M = N·(K − 1)).
+    """
     n, k, p = jac.shape
     if likelihood == "regression":
         return jac.reshape(n * k, p) / sigma
     prob = torch.softmax(f, dim=-1)  # (N, K)
-    sq = prob.sqrt()
-    lfac = torch.diag_embed(sq) - prob[:, :, None] * sq[:, None, :]  # L_n[k, j] (N, K, K)
-    return torch.einsum("nkj,nkp->njp", lfac, jac).reshape(n * k, p)
+    lam = torch.diag_embed(prob) - prob[:, :, None] * prob[:, None, :]  # (N, K, K)
+    mu, q = torch.linalg.eigh(lam)  # ascending: mu[:, 0] is the null direction 1/√K
+    lfac = q[:, :, 1:] * mu[:, None, 1:].clamp_min(0).sqrt()  # (N, K, K-1): Λ_n = L_n L_nᵀ
+    return torch.einsum("nkj,nkp->njp", lfac, jac).reshape(n * (k - 1), p)
 
 
 def hessian_nll(mlp: MLP, theta: Tensor, x: Tensor, y: Tensor, likelihood: str, sigma: float) -> Tensor:
@@ -122,14 +127,18 @@ class Curvature:
         return e[keep].sqrt()[:, None] * q[:, keep].T
 
     def spectrum(self) -> Spectrum:
-        """Eigen-pairs of G (clamped at 0).  GGN with N·K < P: via the Gram matrix BBᵀ (M×M)."""
+        """Eigen-pairs of G (round-off eigenvalues set to 0) for the predictive.
+
+        GGN with N·K < P: thin SVD of the factor, B = U S Vᵀ, e = S².  Design choice: eigenvectors obtained
+        from the Gram matrix as BᵀU/√e lose orthogonality like ε·e_max/e_k and corrupted the null-space part of
+        the GLM variance (≈4e-8 orbit deviations); the SVD keeps V orthonormal to ε.
+        """
         p = self.n_params
         if self.b is not None and self.b.shape[0] < p:
-            e, u = torch.linalg.eigh(self.b @ self.b.T)
+            _, s, vh = torch.linalg.svd(self.b, full_matrices=False)
+            e = s**2
             keep = e > GRAM_RTOL * e.max().clamp_min(1e-300)
-            e, u = e[keep], u[:, keep]
-            v = (self.b.T @ u) / e.sqrt()[None, :]
-            return Spectrum(e, v, p, full=False)
+            return Spectrum(e[keep], vh[keep].T, p, full=False)
         e, q = torch.linalg.eigh(self.matrix())
         e = torch.where(e > GRAM_RTOL * e.max().clamp_min(1e-300), e, torch.zeros_like(e))
         return Spectrum(e, q, p, full=True)

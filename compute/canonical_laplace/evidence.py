@@ -75,21 +75,30 @@ def select_lambda(eig: Tensor, sq_norm: float, n_grid: int = 161) -> float:
 
 @dataclass
 class LaplaceFit:
-    """One Laplace fit: prior P₀ = λ·D² (D per parameter), the whitened spectrum and the evidence."""
+    """One Laplace fit: prior P₀ = λ·D² (D per parameter), the whitened curvature and the evidence."""
 
     method: str
     lam: float  # the scalar λ in P₀ = λD² (layer-wise: 1, the λ_l live in D²)
     d: Tensor  # (P,) D (ones for standard scalar)
-    spectrum: Spectrum  # of G̃ = D⁻¹GD⁻¹
+    curv_w: Curvature  # G̃ = D⁻¹GD⁻¹
+    eig: Tensor  # (P,) eigenvalues of G̃ (round-off set to 0)
     theta_tilde: Tensor  # (P,) θ̃ = Dθ
     log_z: float
     loglik: float
     extra: dict
+    _spectrum: Spectrum | None = None
 
     @property
     def prior_precision(self) -> Tensor:
         """The per-parameter prior precision vector λD² (laplace-torch ``prior_precision``)."""
         return self.lam * self.d**2
+
+    @property
+    def spectrum(self) -> Spectrum:
+        """Eigen-pairs of G̃, computed on first use (only the predictive needs eigenvectors)."""
+        if self._spectrum is None:
+            self._spectrum = self.curv_w.spectrum()
+        return self._spectrum
 
     def latent_cov(self, jac_star: Tensor) -> Tensor:
         """GLM latent covariance J*(G + P₀)⁻¹J*ᵀ = J̃*(G̃ + λI)⁻¹J̃*ᵀ with J̃* = J*D⁻¹: (T, K, K)."""
@@ -101,13 +110,13 @@ def fit_whitened(
 ) -> LaplaceFit:
     """Fit P₀ = λD² with λ chosen by evidence (or given) on the whitened curvature D⁻¹GD⁻¹."""
     cw = curv.whiten(d)
-    spec = cw.spectrum()
+    eig = cw.eigvals()
     tt = d * theta
     sq = float((tt**2).sum())
     if lam is None:
-        lam = select_lambda(spec.eigenvalues(), sq)
-    log_z = loglik - 0.5 * (spec.logdet_ratio(lam) + lam * sq)
-    return LaplaceFit(method, float(lam), d, spec, tt, float(log_z), float(loglik), dict(extra))
+        lam = select_lambda(eig, sq)
+    log_z = loglik - 0.5 * (float(torch.log1p(eig / lam).sum()) + lam * sq)
+    return LaplaceFit(method, float(lam), d, cw, eig, tt, float(log_z), float(loglik), dict(extra))
 
 
 def fit_standard_scalar(curv: Curvature, theta: Tensor, loglik: float) -> LaplaceFit:

@@ -125,7 +125,7 @@ def fit_canonical(tr: Trained, rep: Rep, gamma: float) -> LaplaceFit:
     return fit
 
 
-def select_gamma(tr: Trained, rep: Rep, n_grid: int = 11, n_fine: int = 21) -> tuple[LaplaceFit, list[LaplaceFit]]:
+def select_gamma(tr: Trained, rep: Rep, n_grid: int = 11, n_fine: int = 11) -> tuple[LaplaceFit, list[LaplaceFit]]:
     """Joint (γ, λ) by marginal likelihood; returns (fit at γ*, fits on the coarse γ grid).
 
     λ*(γ) is exact for every γ (``select_lambda``).  γ: coarse grid {0, 0.1, …, 1} → fine grid of ``n_fine``
@@ -161,13 +161,12 @@ def probe_inputs(tr: Trained, n: int = 121) -> tuple[np.ndarray, Tensor]:
     return u, torch.as_tensor(x, dtype=DTYPE, device=tr.cfg.device)
 
 
-def band(tr: Trained, fit: LaplaceFit, theta: Tensor, x: Tensor) -> tuple[Tensor, Tensor]:
-    """Predictive mean and sd along the probe line.
+def band(tr: Trained, fit: LaplaceFit, f: Tensor, jac: Tensor) -> tuple[Tensor, Tensor]:
+    """Predictive mean and sd along the probe line from f (T, K) and J (T, K, P) at the representative.
 
     Regression: y* ~ N(f, J*ΣJ*ᵀ + σ²).  Classification: latent logit difference f₁ − f₀ and its sd.
     """
-    f = tr.mlp.forward(theta, x)
-    cov = fit.latent_cov(jacobian(tr.mlp, theta, x))
+    cov = fit.latent_cov(jac)
     if tr.data.likelihood == "regression":
         return f[:, 0], (cov[:, 0, 0] + tr.cfg.sigma**2).sqrt()
     var = cov[:, 1, 1] + cov[:, 0, 0] - 2 * cov[:, 0, 1]
@@ -225,10 +224,11 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         fits["canonical"] = best if cfg.select_gamma else fit_canonical(tr, rep, cfg.gamma)
         gamma_star.append(float(fits["canonical"].extra["gamma"]))
         jp = jacobian(tr.mlp, theta, x_probe)
+        f_band, j_band = tr.mlp.forward(theta, xp), jacobian(tr.mlp, theta, xp)
         for m, fit in fits.items():
             logz[m].append(fit.log_z)
             lam[m].append(fit.lam if m != "standard_layerwise" else math.exp(np.mean(np.log(fit.extra["lambdas"]))))
-            mean, sd = band(tr, fit, theta, xp)
+            mean, sd = band(tr, fit, f_band, j_band)
             bands[m].append((mean, sd))
             var_band[m].append(sd**2)
             sd_probe[m].append(float(sd[i_probe]))
@@ -511,12 +511,12 @@ def regression_calibration(mu: Tensor, sd: Tensor, y: Tensor, n_levels: int = 15
     return float(np.mean(np.abs(np.array(cov) - ps.numpy()))), cov
 
 
-def _metrics(tr: Trained, fit: LaplaceFit | None, theta: Tensor, split: Any) -> dict[str, Any]:
-    f = tr.mlp.forward(theta, split.x)
+def _metrics(tr: Trained, fit: LaplaceFit | None, f: Tensor, jac: Tensor, split: Any) -> dict[str, Any]:
+    """Held-out metrics of one method on one split, from f (T, K) and J (T, K, P) at the representative."""
     if tr.data.likelihood == "regression":
         var = torch.full_like(f[:, 0], tr.cfg.sigma**2)
         if fit is not None:
-            var = var + fit.latent_cov(jacobian(tr.mlp, theta, split.x))[:, 0, 0]
+            var = var + fit.latent_cov(jac)[:, 0, 0]
         mu, y, sd = f[:, 0], split.y[:, 0], var.sqrt()
         nll = float((0.5 * torch.log(2 * math.pi * var) + (y - mu) ** 2 / (2 * var)).mean())
         cal, curve = regression_calibration(mu, sd, y)
@@ -527,7 +527,7 @@ def _metrics(tr: Trained, fit: LaplaceFit | None, theta: Tensor, split: Any) -> 
             "coverage95": float(((y - mu).abs() <= 1.959964 * sd).to(DTYPE).mean()),
             "curve": curve,
         }
-    probs = torch.softmax(f, -1) if fit is None else probit_probs(f, fit.latent_cov(jacobian(tr.mlp, theta, split.x)))
+    probs = torch.softmax(f, -1) if fit is None else probit_probs(f, fit.latent_cov(jac))
     nll = float(-torch.log(probs.gather(-1, split.y[:, None]).clamp_min(1e-300)).mean())
     e, bins = ece(probs, split.y)
     return {"nll": nll, "acc": float((probs.argmax(-1) == split.y).to(DTYPE).mean()), "ece": e, "curve": bins}
@@ -557,13 +557,10 @@ def heldout(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             )  # type: ignore[union-attr]
         fits["canonical_half"] = fit_canonical(tr, rep, 0.5)
         fits["canonical_star"] = select_gamma(tr, rep)[0]
+        splits = {"in": tr.data.test_in, "out": tr.data.test_out}
+        fj = {k: (tr.mlp.forward(theta, sp.x), jacobian(tr.mlp, theta, sp.x)) for k, sp in splits.items()}
         for m in methods:
-            res[m].append(
-                {
-                    "in": _metrics(tr, fits[m], theta, tr.data.test_in),
-                    "out": _metrics(tr, fits[m], theta, tr.data.test_out),
-                }
-            )
+            res[m].append({k: _metrics(tr, fits[m], *fj[k], sp) for k, sp in splits.items()})
     cls = tr.data.likelihood == "classification"
     keys = ["nll", "ece", "acc"] if cls else ["nll", "ece", "rmse", "coverage95"]
     rows, spread = [], []
