@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from apps.lab import api
+from apps.lab.auth import ThrottledLoginView
 
 router = DefaultRouter()
 router.register("papers", api.PaperViewSet, basename="paper")
@@ -14,6 +15,7 @@ router.register("sweeps", api.SweepViewSet, basename="sweep")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(router.urls)),
     path("api/token/", api.TokenView.as_view(), name="api-token"),

@@ -203,3 +203,12 @@ def test_pages_clone_annotate_workers(exp, client, user, no_dispatch):
     assert r.status_code == 302 and "/sweeps/" in r["Location"]
     assert client.get(r["Location"]).status_code == 200
     assert client.get("/workers/").status_code == 200
+
+
+def test_login_form_is_rate_limited(client, user):
+    from django.core.cache import cache
+
+    cache.clear()
+    codes = [client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code for _ in range(21)]
+    assert codes[:20] == [200] * 20 and codes[20] == 429
+    cache.clear()

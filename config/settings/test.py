@@ -21,3 +21,4 @@ REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/m
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.demo_paper"]  # noqa: F405
 PAPERLAB = {**PAPERLAB, "STALE_AFTER_SECONDS": 6, "HEARTBEAT_SECONDS": 1}  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/6"}}  # tests may clear it
