@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from compute.core.reporter import Reporter
+from compute.core.reporter import Reporter, jsonable
 from compute.core.runtime import seed_everything
 
 from .characteristic import Allocation, t_star, t_star_beta
@@ -176,17 +176,19 @@ def live_run(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             }
         ],
     )
-    return {
-        "E_tau": s["mean"],
-        "median_tau": s["median"],
-        "error_rate": s["error_rate"],
-        "censored": s["censored"],
-        "T_star_beta": ref_b.time,
-        "T_star": ref.time,
-        "ratio_to_T_star_beta_log": s["ratio"],
-        "steps": res.steps,
-        "seconds": res.seconds,
-    }
+    return jsonable(
+        {
+            "E_tau": s["mean"],
+            "median_tau": s["median"],
+            "error_rate": s["error_rate"],
+            "censored": s["censored"],
+            "T_star_beta": ref_b.time,
+            "T_star": ref.time,
+            "ratio_to_T_star_beta_log": s["ratio"],
+            "steps": res.steps,
+            "seconds": res.seconds,
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -293,18 +295,20 @@ def stopping_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         ),
     )
     reporter.progress(1.0, "done")
-    return {
-        "T_star_beta": ref_b.time,
-        "T_star": ref.time,
-        "beta_star": ref.beta,
-        "slope_over_T_star_beta": slope / ref_b.time,
-        "ratios": [r["E[τ]/(T*_β log 1/δ)"] for r in rows],
-        "deltas": [r["δ"] for r in rows],
-        "error_rates": [r["error rate"] for r in rows],
-        "censored": int(sum(r["censored"] for r in rows)),
-        "steps": res.steps,
-        "seconds": res.seconds,
-    }
+    return jsonable(
+        {
+            "T_star_beta": ref_b.time,
+            "T_star": ref.time,
+            "beta_star": ref.beta,
+            "slope_over_T_star_beta": slope / ref_b.time,
+            "ratios": [r["E[τ]/(T*_β log 1/δ)"] for r in rows],
+            "deltas": [r["δ"] for r in rows],
+            "error_rates": [r["error rate"] for r in rows],
+            "censored": int(sum(r["censored"] for r in rows)),
+            "steps": res.steps,
+            "seconds": res.seconds,
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -377,7 +381,7 @@ def sampler_comparison(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     reporter.figure("tau_box", box_figure(groups, f"τ at δ = {cfg.delta:g}"))
     reporter.figure("tau_ecdf", ecdf_figure(groups, f"ECDF of τ at δ = {cfg.delta:g}"))
     reporter.progress(1.0, "done")
-    return summary
+    return jsonable(summary)  # NaN → None: JSONB has no NaN
 
 
 # ------------------------------------------------------------------------------------------------
@@ -474,7 +478,7 @@ def diagnostics(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     }
     reporter.table("summary", [{"quantity": key, "value": val} for key, val in summary.items()])
     reporter.progress(1.0, "done")
-    return summary
+    return jsonable(summary)  # NaN → None: JSONB has no NaN
 
 
 # ------------------------------------------------------------------------------------------------
@@ -550,4 +554,4 @@ def forced_exploration(params: dict[str, Any], reporter: Reporter) -> dict[str, 
         summary[f"{tag}/relative_change"] = means[True] / means[False] - 1.0
     reporter.figure("tau_ecdf", ecdf_figure(groups, f"ECDF of τ at δ = {cfg.delta:g}"))
     reporter.progress(1.0, "done")
-    return summary
+    return jsonable(summary)  # NaN → None: JSONB has no NaN

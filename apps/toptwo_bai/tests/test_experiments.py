@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from apps.lab.declare import ValidationError, missing_panel_data
@@ -55,6 +57,7 @@ def test_smoke_preset_runs_and_fills_panels(slug: str) -> None:
     r = MemoryReporter()
     summary = e.run_local(e.presets["smoke"], r)
     assert summary
+    json.dumps(summary, allow_nan=False)  # storable as JSON/JSONB (no NaN)
     assert missing_panel_data(e, r) == []
     assert r.progress_log and r.progress_log[-1][0] == pytest.approx(1.0)
 
