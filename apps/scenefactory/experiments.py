@@ -35,7 +35,7 @@ PAPER = Paper(
 
 SCENES = Choice("scenes", "mix", choices=[("mix", "mix of all five"), "straight", "arc", "intersection", "merge", "roundabout"],
                 label="scene mix", group="Scenes")
-SEEDLESS_SMALL = {"n_worlds": 4, "n_agents": 4, "iterations": 1, "steps": 8, "eval_episodes": 8, "max_steps": 30}
+SMALL = {"n_worlds": 2, "n_agents": 2, "iterations": 2, "steps": 12, "eval_episodes": 4, "max_steps": 20}  # smoke runs
 
 
 def _world_params(worlds: int = 64, agents: int = 8) -> list[Any]:
@@ -82,7 +82,7 @@ THROUGHPUT = Experiment(
     ],
     presets={
         "smoke": {"worlds": [1, 4], "agents": [1, 4], "steps": 2, "loop_agents": 4, "loop_steps": 1},
-        "paper headline (256×16)": {"worlds": [1, 16, 64, 256, 1024], "agents": [16], "steps": 20, "loop_agents": 64},
+        "paper headline": {"worlds": [1, 16, 64, 256, 1024], "agents": [16], "steps": 20, "loop_agents": 64},
     },
     panels=[
         Figure("CASPS vs controlled agents (log–log)", key="casps_loglog", width=6),
@@ -120,8 +120,8 @@ PPO_GOAL = Experiment(
         Bool("replay", True, label="record a replay"),
     ],
     presets={
-        "smoke": dict(SEEDLESS_SMALL),
-        "paper scale": {"iterations": 150},
+        "smoke": dict(SMALL),
+        "paper headline": {"iterations": 150},
     },
     panels=[
         Line("Reward per agent-step", keys=["train/reward_per_step"], x_label="iteration", width=6),
@@ -150,11 +150,13 @@ TRANSFER = Experiment(
         *_world_params(),
         Choice("kinematic_backend", "kinematic", choices=[("kinematic", "GPUDrive-style bicycle"), ("waymax", "Waymax-style invertible bicycle")],
                label="kinematic backend"),
+        Float("film_mm", 0.0, min=0.0, max=20.0, label="water film h_w [mm] of all worlds",
+              help="0 = dry (paper setting); a film lowers μ on the physics backend only (kinematic models ignore grip)"),
         *_train_params(30, 1, 300),
         _cache(),
     ],
     presets={
-        "smoke": {**SEEDLESS_SMALL, "use_cache": False},
+        "smoke": {**SMALL, "use_cache": False},
         "paper headline": {"iterations": 120},
     },
     panels=[
@@ -188,7 +190,7 @@ WET = Experiment(
         _cache(),
     ],
     presets={
-        "smoke": {**SEEDLESS_SMALL, "depths": [0.0, 12.0], "use_cache": False},
+        "smoke": {**SMALL, "depths": [0.0, 12.0], "use_cache": False},
         "paper headline": {"iterations": 120},
     },
     panels=[

@@ -59,6 +59,7 @@ class TransferConfig(_FromParams):
     n_agents: int = 8
     scenes: str = "mix"
     kinematic_backend: str = "kinematic"  # or "waymax"
+    film_mm: float = 0.0  # water film of every world (0 = dry); μ(film) acts on the physics backend only
     iterations: int = 30
     steps: int = 32
     eval_episodes: int = 256

@@ -73,6 +73,42 @@ class LateFusionActorCritic(nn.Module):
         return torch.tanh(mean if deterministic else self.dist(mean).sample())
 
 
+class Adam:
+    """Plain Adam (Kingma & Ba) with a settable lr.  Hand-written because ``torch.optim`` imports torch._dynamo on
+    first use, which costs tens of seconds on a loaded 2-core machine."""
+
+    def __init__(self, params: list[nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        self.params, self.lr, self.betas, self.eps, self.t = list(params), lr, betas, eps, 0
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        c1, c2 = 1 - b1**self.t, 1 - b2**self.t
+        for p, m, v in zip(self.params, self.m, self.v):
+            if p.grad is None:
+                continue
+            m.mul_(b1).add_(p.grad, alpha=1 - b1)
+            v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+            p.addcdiv_(m / c1, (v / c2).sqrt_().add_(self.eps), value=-self.lr)
+
+
+def clip_grad_norm(params: list[nn.Parameter], max_norm: float) -> float:
+    """Scale gradients so their global L2 norm is at most ``max_norm``."""
+    grads = [p.grad for p in params if p.grad is not None]
+    total = torch.sqrt(sum((g**2).sum() for g in grads))
+    scale = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+    for g in grads:
+        g.mul_(scale)
+    return float(total)
+
+
 def flat(o: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """[W, A, …] → [W·A, …]."""
     return {k: v.flatten(0, 1) for k, v in o.items()}
@@ -104,7 +140,7 @@ def train(
     dev = env.device
     model = model or LateFusionActorCritic(cfg.hidden, init_log_std=cfg.init_log_std)
     model.to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = Adam(list(model.parameters()), lr=cfg.lr)
     lr = cfg.lr
     o = flat(env.observe())
     N = env.cfg.n_worlds * env.cfg.n_agents
@@ -165,7 +201,7 @@ def train(
                 loss = pg + cfg.value_coef * v_loss - cfg.entropy_coef * ent
                 opt.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                clip_grad_norm(opt.params, cfg.max_grad_norm)
                 opt.step()
                 with torch.no_grad():
                     kl = ((ratio - 1) - log_ratio).mean().item()
@@ -177,8 +213,7 @@ def train(
                     lr = max(1e-5, lr / 1.5)
                 elif kl < cfg.kl_target / 2:
                     lr = min(1e-2, lr * 1.5)
-                for g in opt.param_groups:
-                    g["lr"] = lr
+                opt.lr = lr
         ep = summarize_episodes(env.pop_finished())
         stats = {
             "reward_per_step": float(rewards[masks].mean()) if bool(masks.any()) else 0.0,

@@ -237,24 +237,25 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     seed_everything(cfg.seed)
     device = resolve_device(cfg.device)
     backends = {"physics": "single_track", "kinematic": cfg.kinematic_backend}
+    wet: dict[str, Any] = {"wet_fraction": 1.0 if cfg.film_mm > 0 else 0.0, "film_mm": (cfg.film_mm,)}
     pcfg = PPOConfig(iterations=cfg.iterations, steps=cfg.steps)
     models = {}
     for i, (name, be) in enumerate(backends.items()):
-        ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be)
+        ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet)
         cache = _cache_path(reporter, cfg.use_cache, f"transfer-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed})
         models[name] = _train_policy(ecfg, pcfg, device, cfg.seed + i, reporter, f"{name}/", (0.45 * i, 0.45 * (i + 1)), f"train on {name}", cache)
     rows, z = [], []
     for tr in backends:
         zr = []
         for ev_name, be in backends.items():
-            env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be), device, cfg.seed + 777)
+            env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet), device, cfg.seed + 777)
             m = summarize_episodes(evaluate(env, models[tr], cfg.eval_episodes))
             rows.append({"trained_on": tr, "evaluated_on": ev_name, "pair": f"{tr}→{ev_name}", **m})
             zr.append(m.get("success", 0.0))
         z.append(zr)
     reporter.table("transfer", rows)
     reporter.figure("success_heatmap", heatmap(z, list(backends), list(backends), "success rate: trained on (rows) → evaluated on (columns)"))
-    env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend="single_track"), device, cfg.seed + 999)
+    env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend="single_track", **wet), device, cfg.seed + 999)
     trajs = {}
     for name, m in models.items():
         env.rng = __import__("numpy").random.default_rng(cfg.seed + 5)
