@@ -155,7 +155,7 @@ INVARIANCE = Experiment(
         "two moons": {"dataset": "moons", "n_train": 300, "noise": 0.2, "hidden": "32-32"},
         "tabular": {"dataset": "tabular", "n_train": 300, "hidden": "32-32"},
         "ENorm family": {**HEADLINE, "family": "B", "n_rescalings": 6},
-        "Hessian curvature": {**HEADLINE, "curvature": "hessian", "n_rescalings": 4},
+        "Hessian curvature": {**HEADLINE, "curvature": "hessian", "n_rescalings": 3, "layerwise": False},
         "large (GPU)": {"hidden": "128-128", "n_train": 1000, "train_steps": 5000, "n_rescalings": 8},
     },
     panels=[
