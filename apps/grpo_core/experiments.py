@@ -42,12 +42,12 @@ def _sft_params() -> list[Any]:
     return [
         Choice("task", "arithmetic", choices=TASKS, group="Task"),
         Int("min_digits", 2, min=1, max=8, label="min digits", help="arithmetic only", group="Task"),
-        Int("max_digits", 3, min=1, max=8, label="max digits", help="arithmetic only", group="Task"),
+        Int("max_digits", 2, min=1, max=8, label="max digits", help="arithmetic only", group="Task"),
         Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
         Int(
             "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
         ),
-        Float("sft_lr", 1e-3, min=1e-5, max=1e-2, log=True, label="SFT learning rate", group="SFT checkpoint"),
+        Float("sft_lr", 2e-3, min=1e-5, max=1e-2, log=True, label="SFT learning rate", group="SFT checkpoint"),
         Int("n_eval", 200, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
     ]
 

@@ -113,7 +113,11 @@ class Attention(nn.Module):
             cache.k[layer][:, :, s0 : s0 + T] = k
             cache.v[layer][:, :, s0 : s0 + T] = v
             k, v = cache.k[layer][:, :, : s0 + T], cache.v[layer][:, :, : s0 + T]  # (B, H, S, dh)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, T, dh)
+        if T == 1:  # decode step: a plain masked softmax beats the CPU flash kernel for one query
+            att = (q @ k.transpose(-2, -1)) * (self.dh**-0.5)  # (B, H, 1, S)
+            y = att.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, H, T, dh)
         return self.proj(y.transpose(1, 2).reshape(B, T, D))
 
 

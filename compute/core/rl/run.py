@@ -28,10 +28,10 @@ class CoreRunConfig:
     # task and SFT checkpoint
     task: str = "arithmetic"
     min_digits: int = 2
-    max_digits: int = 3
+    max_digits: int = 2
     size: str = "small"
     sft_tokens: int = 600_000
-    sft_lr: float = 1e-3
+    sft_lr: float = 2e-3
     # GRPO
     estimator: str = "grpo"
     loss_agg: str = "token-mean"
@@ -131,8 +131,8 @@ def grpo_run(params: dict[str, Any], reporter: Any, plugins: list[Plugin] | None
     reporter.log(f"SFT checkpoint {res.path.name} ({'cache hit' if res.cached else 'built now'})")
     final_problems = res.task.sample(cfg.n_eval_final, split_rng(cfg.seed + 10_000, "test"), "test")
     acc0 = greedy_accuracy(res.model, res.task, final_problems, cfg.max_new)
-    reporter.scalar("acc/heldout", 0, greedy_accuracy(res.model, res.task, final_problems[: cfg.n_eval], cfg.max_new))
     trainer = GRPOTrainer(res.model, res.task, cfg.grpo(), plugins)
+    reporter.scalars(0, trainer.evaluate())  # step 0 = the SFT checkpoint, on the same held-out set as later evals
     t0 = time.perf_counter()
     history = trainer.train(reporter)
     seconds = time.perf_counter() - t0
