@@ -33,8 +33,13 @@ PAPER = Paper(
     ),
 )
 
-SCENES = Choice("scenes", "mix", choices=[("mix", "mix of all five"), "straight", "arc", "intersection", "merge", "roundabout"],
-                label="scene mix", group="Scenes")
+SCENES = Choice(
+    "scenes",
+    "mix",
+    choices=[("mix", "mix of all five"), "straight", "arc", "intersection", "merge", "roundabout"],
+    label="scene mix",
+    group="Scenes",
+)
 SMALL = {"n_worlds": 2, "n_agents": 2, "iterations": 2, "steps": 12, "eval_episodes": 4, "max_steps": 20}  # smoke runs
 
 
@@ -56,8 +61,12 @@ def _train_params(iters: int, lo: int = 1, hi: int = 1000) -> list[Any]:
 
 
 def _cache() -> Bool:
-    return Bool("use_cache", True, label="reuse cached policies",
-                help="trained policies are cached under the data directory keyed by their full config")
+    return Bool(
+        "use_cache",
+        True,
+        label="reuse cached policies",
+        help="trained policies are cached under the data directory keyed by their full config",
+    )
 
 
 THROUGHPUT = Experiment(
@@ -74,8 +83,16 @@ THROUGHPUT = Experiment(
     params=[
         IntList("worlds", [1, 8, 64, 256], min=1, max=1024, min_len=1, max_len=12, label="worlds grid W"),
         IntList("agents", [1, 4, 16], min=1, max=32, min_len=1, max_len=6, label="agents per world grid A"),
-        Choice("backend", "single_track", choices=[("single_track", "dynamic single-track"), ("two_track", "two-track lateral transfer"),
-                                                   ("kinematic", "kinematic bicycle (no loop baseline)")], label="backend"),
+        Choice(
+            "backend",
+            "single_track",
+            choices=[
+                ("single_track", "dynamic single-track"),
+                ("two_track", "two-track lateral transfer"),
+                ("kinematic", "kinematic bicycle (no loop baseline)"),
+            ],
+            label="backend",
+        ),
         Int("steps", 20, min=2, max=500, label="timed steps"),
         Int("loop_agents", 64, min=1, max=1024, label="vehicles timed in the loop baseline"),
         Int("loop_steps", 3, min=1, max=50, label="loop steps"),
@@ -86,10 +103,21 @@ THROUGHPUT = Experiment(
     },
     panels=[
         Figure("CASPS vs controlled agents (log–log)", key="casps_loglog", width=6),
-        Line("Speed-up vectorised / loop", keys=["speedup/vectorised_over_loop"], x_label="agents W·A",
-             y_label="×", x_log=True, mode="lines+markers", width=6),
-        Bar("ms per step: physics / observation / reward / policy", table="throughput", x="config",
-            y=["physics_ms", "observation_ms", "reward_ms", "policy_ms"]),
+        Line(
+            "Speed-up vectorised / loop",
+            keys=["speedup/vectorised_over_loop"],
+            x_label="agents W·A",
+            y_label="×",
+            x_log=True,
+            mode="lines+markers",
+            width=6,
+        ),
+        Bar(
+            "ms per step: physics / observation / reward / policy",
+            table="throughput",
+            x="config",
+            y=["physics_ms", "observation_ms", "reward_ms", "policy_ms"],
+        ),
         Bar("Speed-up per configuration", table="throughput", x="config", y=["speedup"], y_log=True),
         Table("Throughput", key="throughput"),
     ],
@@ -111,7 +139,9 @@ PPO_GOAL = Experiment(
     compute="compute.scenefactory.run:ppo_goal",
     params=[
         *_world_params(),
-        Choice("backend", "single_track", choices=["single_track", "two_track", "kinematic", "waymax"], label="backend"),
+        Choice(
+            "backend", "single_track", choices=["single_track", "two_track", "kinematic", "waymax"], label="backend"
+        ),
         Float("wet_fraction", 0.0, min=0.0, max=1.0, label="wet world fraction", group="Weather"),
         Float("film_mm", 5.0, min=0.0, max=20.0, label="water film h_w [mm]", group="Weather"),
         Choice("surface", "AC", choices=["AC", "SMA", "OGFC", "mixed"], label="surface", group="Weather"),
@@ -128,7 +158,12 @@ PPO_GOAL = Experiment(
         Line("Episode return", keys=["train/episode_return"], x_label="iteration", width=6),
         Line("Success / collision / off-road", keys=["rates/*"], x_label="iteration", width=6),
         Line("Mean peak DRAC [m/s²]", keys=["safety/mean_peak_drac"], x_label="iteration", width=6),
-        Line("High-DRAC rate and median min TTC", keys=["safety/high_drac_rate", "safety/min_ttc_median"], x_label="iteration", width=6),
+        Line(
+            "High-DRAC rate and median min TTC",
+            keys=["safety/high_drac_rate", "safety/min_ttc_median"],
+            x_label="iteration",
+            width=6,
+        ),
         Line("PPO diagnostics", keys=["ppo/approx_kl", "ppo/clipfrac", "ppo/std"], x_label="iteration", width=6),
         Line("CASPS inside the PPO loop (this machine)", keys=["speed/casps"], x_label="iteration", width=6),
         Table("Evaluation", key="eval", width=6),
@@ -148,10 +183,20 @@ TRANSFER = Experiment(
     compute="compute.scenefactory.run:transfer",
     params=[
         *_world_params(),
-        Choice("kinematic_backend", "kinematic", choices=[("kinematic", "GPUDrive-style bicycle"), ("waymax", "Waymax-style invertible bicycle")],
-               label="kinematic backend"),
-        Float("film_mm", 0.0, min=0.0, max=20.0, label="water film h_w [mm] of all worlds",
-              help="0 = dry (paper setting); a film lowers μ on the physics backend only (kinematic models ignore grip)"),
+        Choice(
+            "kinematic_backend",
+            "kinematic",
+            choices=[("kinematic", "GPUDrive-style bicycle"), ("waymax", "Waymax-style invertible bicycle")],
+            label="kinematic backend",
+        ),
+        Float(
+            "film_mm",
+            0.0,
+            min=0.0,
+            max=20.0,
+            label="water film h_w [mm] of all worlds",
+            help="0 = dry (paper setting); a film lowers μ on the physics backend only (kinematic models ignore grip)",
+        ),
         *_train_params(30, 1, 300),
         _cache(),
     ],
@@ -163,8 +208,15 @@ TRANSFER = Experiment(
         Figure("Success: trained on → evaluated on", key="success_heatmap", width=6),
         Bar("Collision and off-road rates", table="transfer", x="pair", y=["collision", "offroad"], width=6),
         Table("Transfer matrix", key="transfer"),
-        Line("Training success", keys=["physics/rates/success", "kinematic/rates/success"], x_label="iteration", width=6),
-        Line("Training reward per step", keys=["physics/train/reward_per_step", "kinematic/train/reward_per_step"], x_label="iteration", width=6),
+        Line(
+            "Training success", keys=["physics/rates/success", "kinematic/rates/success"], x_label="iteration", width=6
+        ),
+        Line(
+            "Training reward per step",
+            keys=["physics/train/reward_per_step", "kinematic/train/reward_per_step"],
+            x_label="iteration",
+            width=6,
+        ),
         Figure("Trajectories on the physics backend", key="trajectories"),
     ],
     cost_seconds=240,
@@ -182,8 +234,18 @@ WET = Experiment(
     compute="compute.scenefactory.run:wet_road",
     params=[
         *_world_params(),
-        FloatList("depths", [0.0, 0.5, 5.0, 12.0], min=0.0, max=20.0, min_len=1, max_len=8, label="evaluation film depths [mm]"),
-        FloatList("train_films", [0.5, 5.0, 12.0], min=0.0, max=20.0, min_len=1, max_len=8, label="training film depths [mm]"),
+        FloatList(
+            "depths",
+            [0.0, 0.5, 5.0, 12.0],
+            min=0.0,
+            max=20.0,
+            min_len=1,
+            max_len=8,
+            label="evaluation film depths [mm]",
+        ),
+        FloatList(
+            "train_films", [0.5, 5.0, 12.0], min=0.0, max=20.0, min_len=1, max_len=8, label="training film depths [mm]"
+        ),
         Float("wet_fraction", 0.75, min=0.0, max=1.0, label="wet world fraction in training"),
         Choice("surface", "AC", choices=["AC", "SMA", "OGFC", "mixed"], label="surface"),
         *_train_params(30, 1, 300),
@@ -200,7 +262,12 @@ WET = Experiment(
         Bar("High-DRAC rate and success", table="wet", x="case", y=["high_drac_rate", "success"], width=6),
         Table("Aware vs blind", key="wet"),
         Line("Training success", keys=["aware/rates/success", "blind/rates/success"], x_label="iteration", width=6),
-        Line("Training mean peak DRAC", keys=["aware/safety/mean_peak_drac", "blind/safety/mean_peak_drac"], x_label="iteration", width=6),
+        Line(
+            "Training mean peak DRAC",
+            keys=["aware/safety/mean_peak_drac", "blind/safety/mean_peak_drac"],
+            x_label="iteration",
+            width=6,
+        ),
     ],
     cost_seconds=240,
 )

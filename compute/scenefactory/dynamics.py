@@ -66,7 +66,9 @@ def commonroad_params() -> VehicleParams:
     return VehicleParams(m=p.m, I_z=p.I_z, l_f=p.a, l_r=p.b, h=p.h_s, track=p.T_f, length=p.l, width=p.w)
 
 
-def pacejka(alpha: torch.Tensor, fz: torch.Tensor, mu: torch.Tensor, p: VehicleParams, rear: bool = False) -> torch.Tensor:
+def pacejka(
+    alpha: torch.Tensor, fz: torch.Tensor, mu: torch.Tensor, p: VehicleParams, rear: bool = False
+) -> torch.Tensor:
     """Magic formula F_y = D sin(C atan(Bα − E(Bα − atan Bα))), D = μF_z (odd in α, peak exactly μF_z)."""
     ba = (p.B_rear if rear and p.B_rear is not None else p.B) * alpha
     return mu * fz * torch.sin(p.C * torch.atan(ba - p.E * (ba - torch.atan(ba))))
@@ -191,8 +193,12 @@ def kinematic_substep(
     small = torch.abs(dpsi) < 1e-9
     dpsi_safe = torch.where(small, torch.ones_like(dpsi), dpsi)
     ds = v_m * dt  # arc length travelled by the CoG
-    dx = torch.where(small, ds * torch.cos(psi + beta), ds / dpsi_safe * (torch.sin(psi + beta + dpsi) - torch.sin(psi + beta)))
-    dy = torch.where(small, ds * torch.sin(psi + beta), ds / dpsi_safe * (torch.cos(psi + beta) - torch.cos(psi + beta + dpsi)))
+    dx = torch.where(
+        small, ds * torch.cos(psi + beta), ds / dpsi_safe * (torch.sin(psi + beta + dpsi) - torch.sin(psi + beta))
+    )
+    dy = torch.where(
+        small, ds * torch.sin(psi + beta), ds / dpsi_safe * (torch.cos(psi + beta) - torch.cos(psi + beta + dpsi))
+    )
     psi_n = torch.remainder(psi + dpsi + math.pi, 2 * math.pi) - math.pi
     r_n = v_n * torch.cos(beta) * torch.tan(delta) / L
     out = torch.stack([x + dx, y + dy, psi_n, v_n * torch.cos(beta), v_n * torch.sin(beta), r_n], -1)
@@ -216,7 +222,9 @@ def waymax_substep(
     y_n = y + v * torch.sin(psi) * dt + 0.5 * a * torch.sin(psi) * dt**2
     psi_n = torch.remainder(psi + kappa * ds + math.pi, 2 * math.pi) - math.pi
     v_n = v + a * dt
-    return torch.stack([x_n, y_n, psi_n, v_n, torch.zeros_like(v_n), kappa * v_n], -1), torch.stack([a, kappa * v_n**2], -1)
+    return torch.stack([x_n, y_n, psi_n, v_n, torch.zeros_like(v_n), kappa * v_n], -1), torch.stack(
+        [a, kappa * v_n**2], -1
+    )
 
 
 def step(
@@ -235,7 +243,9 @@ def step(
     trig = steer_terms(delta, p) if backend in ("single_track", "two_track") else None
     for _ in range(substeps):
         if backend in ("single_track", "two_track"):
-            state, acc = single_track_substep(state, acc, throttle, delta, brake, mu, p, h, backend == "two_track", trig)
+            state, acc = single_track_substep(
+                state, acc, throttle, delta, brake, mu, p, h, backend == "two_track", trig
+            )
         elif backend == "kinematic":
             state, acc = kinematic_substep(state, throttle, delta, brake, p, h)
         elif backend == "waymax":
@@ -258,7 +268,15 @@ def _resist_scalar(vx: float, p: VehicleParams) -> float:
 
 
 def single_track_substep_scalar(
-    s: list[float], acc: list[float], throttle: float, delta: float, brake: float, mu: float, p: VehicleParams, dt: float, two_track: bool = False
+    s: list[float],
+    acc: list[float],
+    throttle: float,
+    delta: float,
+    brake: float,
+    mu: float,
+    p: VehicleParams,
+    dt: float,
+    two_track: bool = False,
 ) -> tuple[list[float], list[float]]:
     """Scalar twin of :func:`single_track_substep` (one vehicle, Python floats)."""
     x, y, psi, vx, vy, r = s

@@ -89,7 +89,11 @@ class VecDriveEnv:
         self.spawned[w], self.parked[w] = spawned, ~spawned
         wet = self.rng.random(n) < cfg.wet_fraction
         h = np.where(wet, self.rng.choice(np.asarray(cfg.film_mm, dtype=float), n), 0.0)
-        surf = self.rng.integers(0, 3, n) if cfg.surface == "mixed" else np.full(n, ["AC", "SMA", "OGFC"].index(cfg.surface))
+        surf = (
+            self.rng.integers(0, 3, n)
+            if cfg.surface == "mixed"
+            else np.full(n, ["AC", "SMA", "OGFC"].index(cfg.surface))
+        )
         self.h_w[w] = torch.as_tensor(h, dtype=torch.float32, device=self.device)
         self.surface[w] = torch.as_tensor(surf, device=self.device)
         self.mu[w] = surface_friction(self.h_w[w], self.surface[w])
@@ -189,7 +193,9 @@ class VecDriveEnv:
         self._pairs()
         goal_dist = torch.linalg.norm(self.route[:, :, -1] - self.state[..., :2], dim=-1)
         collided = active & (self.pair_gap < 0).any(-1)
-        lane_touch = torch.sin(self.heading_err).abs() * CIRCLE_OFFSETS[-1] + self.lateral.abs() + CIRCLE_RADIUS > LANE_WIDTH / 2
+        lane_touch = (
+            torch.sin(self.heading_err).abs() * CIRCLE_OFFSETS[-1] + self.lateral.abs() + CIRCLE_RADIUS > LANE_WIDTH / 2
+        )
         offroad = active & (self.lateral.abs() > cfg.offroad_dist)
         reached = active & (goal_dist < cfg.goal_radius) & ~collided & ~offroad
         vx, vy, r = self.state[..., 3], self.state[..., 4], self.state[..., 5]
@@ -214,7 +220,9 @@ class VecDriveEnv:
         reward = torch.where(active, reward, torch.zeros_like(reward))
         # episode statistics (parked agents contribute nothing)
         self.ep_return += reward
-        self.peak_drac = torch.where(active, torch.maximum(self.peak_drac, self.pair_drac.max(-1).values), self.peak_drac)
+        self.peak_drac = torch.where(
+            active, torch.maximum(self.peak_drac, self.pair_drac.max(-1).values), self.peak_drac
+        )
         self.min_ttc = torch.where(active, torch.minimum(self.min_ttc, self.pair_ttc.min(-1).values), self.min_ttc)
         self.stats["success"] |= reached
         self.stats["collision"] |= collided
@@ -248,7 +256,9 @@ class VecDriveEnv:
     def pop_finished(self) -> dict[str, torch.Tensor]:
         """Concatenate and clear finished agent-episodes (spawned agents of worlds that ended)."""
         if not self.finished:
-            return {k: torch.zeros(0) for k in ("success", "collision", "offroad", "peak_drac", "min_ttc", "return", "h_w")}
+            return {
+                k: torch.zeros(0) for k in ("success", "collision", "offroad", "peak_drac", "min_ttc", "return", "h_w")
+            }
         out = {k: torch.cat([f[k] for f in self.finished]).cpu() for k in self.finished[0]}
         self.finished = []
         return out

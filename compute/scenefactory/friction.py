@@ -77,14 +77,18 @@ def contact_length_ratio(
     """
     v, h_w, eps = _t(v), _t(h_w), _t(eps)
     h0 = tyre.h0_ratio * h_w
-    pre = 12.0 * v * tyre.gamma * tyre.tread_radius**2 / (tyre.squeeze_a * math.pi * tyre.pressure * tyre.contact_length)
+    pre = (
+        12.0 * v * tyre.gamma * tyre.tread_radius**2 / (tyre.squeeze_a * math.pi * tyre.pressure * tyre.contact_length)
+    )
     term_dry = 1.0 / (tyre.h_min**2 + 2.0 * eps * tyre.h_min)
     term_wet = 1.0 / torch.clamp(h0**2 + 2.0 * eps * h0, min=1e-30)
     y_r = torch.clamp(1.0 - pre * (term_dry - term_wet), 0.0, 1.0)
     return torch.where(h_w > 0, y_r, torch.ones_like(y_r))
 
 
-def hydrodynamic_ratio(v: float | torch.Tensor, h_w: float | torch.Tensor, tyre: TyreGeometry = DEFAULT_TYRE) -> torch.Tensor:
+def hydrodynamic_ratio(
+    v: float | torch.Tensor, h_w: float | torch.Tensor, tyre: TyreGeometry = DEFAULT_TYRE
+) -> torch.Tensor:
     """Y_F = clamp(ρ w_t R v²/(3F_z)·(√((L/2R)² − (h/R)² + 2(h/R)√(1−(L/2R)²)) − L/2R), 0, 1); 0 when h_w = 0."""
     v, h_w = _t(v), _t(h_w)
     l2r = tyre.contact_length / (2.0 * tyre.wheel_radius)
@@ -121,7 +125,7 @@ def all_friction(
     y_r = contact_length_ratio(v, h_w, eps, tyre)
     y_f = hydrodynamic_ratio(v, h_w, tyre)
     v_s = stribeck_speed(h_w, tyre)
-    g = tyre.mu_c + (tyre.mu_s - tyre.mu_c) * torch.exp(-torch.abs(v_r / v_s) ** tyre.alpha)
+    g = tyre.mu_c + (tyre.mu_s - tyre.mu_c) * torch.exp(-(torch.abs(v_r / v_s) ** tyre.alpha))
     k = 7.0 / (6.0 * tyre.contact_length)
     lugre = tyre.sigma0 * v_r / torch.clamp(tyre.sigma0 * v_r / g + k * w_r, min=1e-12)
     return torch.clamp(theta * y_r - y_f, min=0.0) * lugre

@@ -24,7 +24,9 @@ def closing_speed(dp: torch.Tensor, dv: torch.Tensor) -> torch.Tensor:
 
 def ttc(gap: torch.Tensor, closing: torch.Tensor) -> torch.Tensor:
     """Time to collision gap/closing for closing > 0, else +∞."""
-    return torch.where(closing > 0, torch.clamp(gap, min=0.0) / torch.clamp(closing, min=1e-9), torch.full_like(gap, float("inf")))
+    return torch.where(
+        closing > 0, torch.clamp(gap, min=0.0) / torch.clamp(closing, min=1e-9), torch.full_like(gap, float("inf"))
+    )
 
 
 def drac(gap: torch.Tensor, closing: torch.Tensor) -> torch.Tensor:

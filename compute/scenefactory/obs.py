@@ -60,7 +60,18 @@ def observe(env: "object") -> dict[str, torch.Tensor]:  # env: VecDriveEnv (duck
     evx, evy = to_ego(dvx, dvy, psi[..., None])
     dpsi = take(psi) - psi[..., None]
     t_k = torch.gather(env.pair_ttc, 2, j_k)
-    nbr = torch.stack([ex / 30.0, ey / 30.0, evx / 10.0, evy / 10.0, torch.cos(dpsi), torch.sin(dpsi), torch.clamp(t_k, max=10.0) / 10.0], -1)
+    nbr = torch.stack(
+        [
+            ex / 30.0,
+            ey / 30.0,
+            evx / 10.0,
+            evy / 10.0,
+            torch.cos(dpsi),
+            torch.sin(dpsi),
+            torch.clamp(t_k, max=10.0) / 10.0,
+        ],
+        -1,
+    )
     nbr = torch.where(mask[..., None], nbr, torch.zeros_like(nbr))
     if k < env.cfg.k_nbr:  # pad (A = 1)
         pad = env.cfg.k_nbr - k

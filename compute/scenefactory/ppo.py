@@ -47,8 +47,12 @@ class LateFusionActorCritic(nn.Module):
         self.nbr = nn.Sequential(nn.Linear(NBR_DIM, enc), nn.ReLU(), nn.Linear(enc, enc))
         self.ego = nn.Sequential(nn.Linear(EGO_DIM + TOKEN_DIM, enc * 2), nn.ELU())
         d = enc * 4
-        self.actor = nn.Sequential(nn.Linear(d, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, 3))
-        self.critic = nn.Sequential(nn.Linear(d, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, 1))
+        self.actor = nn.Sequential(
+            nn.Linear(d, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, 3)
+        )
+        self.critic = nn.Sequential(
+            nn.Linear(d, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(), nn.Linear(hidden, 1)
+        )
         self.log_std = nn.Parameter(torch.full((3,), init_log_std))
         with torch.no_grad():
             self.actor[-1].weight.mul_(0.01)
@@ -77,7 +81,9 @@ class Adam:
     """Plain Adam (Kingma & Ba) with a settable lr.  Hand-written because ``torch.optim`` imports torch._dynamo on
     first use, which costs tens of seconds on a loaded 2-core machine."""
 
-    def __init__(self, params: list[nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+    def __init__(
+        self, params: list[nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
+    ) -> None:
         self.params, self.lr, self.betas, self.eps, self.t = list(params), lr, betas, eps, 0
         self.m = [torch.zeros_like(p) for p in self.params]
         self.v = [torch.zeros_like(p) for p in self.params]
@@ -114,7 +120,9 @@ def flat(o: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return {k: v.flatten(0, 1) for k, v in o.items()}
 
 
-def gae(rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, last_value: torch.Tensor, gamma: float, lam: float) -> torch.Tensor:
+def gae(
+    rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, last_value: torch.Tensor, gamma: float, lam: float
+) -> torch.Tensor:
     """Generalised advantage estimation over [T, N] tensors (dones cut the bootstrap)."""
     T = rewards.shape[0]
     adv = torch.zeros_like(rewards)
@@ -143,7 +151,6 @@ def train(
     opt = Adam(list(model.parameters()), lr=cfg.lr)
     lr = cfg.lr
     o = flat(env.observe())
-    N = env.cfg.n_worlds * env.cfg.n_agents
     for it in range(cfg.iterations):
         t_start = time.perf_counter()
         buf_o: list[dict[str, torch.Tensor]] = []
@@ -234,7 +241,13 @@ def train(
 
 
 @torch.no_grad()
-def evaluate(env: VecDriveEnv, model: LateFusionActorCritic, min_episodes: int = 256, max_steps: int = 2000, deterministic: bool = True) -> dict[str, torch.Tensor]:
+def evaluate(
+    env: VecDriveEnv,
+    model: LateFusionActorCritic,
+    min_episodes: int = 256,
+    max_steps: int = 2000,
+    deterministic: bool = True,
+) -> dict[str, torch.Tensor]:
     """Roll out the policy until ``min_episodes`` agent-episodes finished; return their raw records."""
     env.pop_finished()
     env.reset_worlds(torch.arange(env.cfg.n_worlds, device=env.device))

@@ -49,7 +49,7 @@ def compute_reward(w: RewardWeights, t: dict[str, torch.Tensor]) -> tuple[torch.
         "action_magnitude": -w.action_magnitude * (a**2).sum(-1),
         "throttle_brake": -w.throttle_brake * torch.clamp(a[..., 0], min=0) * torch.clamp(a[..., 2], min=0),
         "proximity": -w.proximity * torch.exp(-torch.clamp(t["min_gap"], min=0.0) / 2.0),
-        "lane_centre": w.lane_centre * torch.exp(-t["lateral"] ** 2 / 0.5),
+        "lane_centre": w.lane_centre * torch.exp(-(t["lateral"] ** 2) / 0.5),
         "lane_touch": -w.lane_touch * t["lane_touch"].float(),
         "goal": w.goal_bonus * t["reached"].float(),
         "collision": -w.collision * t["collided"].float(),

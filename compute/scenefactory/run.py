@@ -89,7 +89,9 @@ def throughput(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             t0 = time.perf_counter()
             for _ in range(cfg.loop_steps):
                 for _ in range(decim):
-                    st, acc = step_loop(st, acc, act, mus, env.p, cfg.backend == "two_track", env.cfg.physics_dt, env.cfg.substeps)
+                    st, acc = step_loop(
+                        st, acc, act, mus, env.p, cfg.backend == "two_track", env.cfg.physics_dt, env.cfg.substeps
+                    )
             loop = casps(cfg.loop_steps, n_loop, time.perf_counter() - t0)
             row.update({"casps_loop": loop, "speedup": vec / loop, "speedup_physics": vec_phys / loop})
         rows.append(row)
@@ -101,17 +103,36 @@ def throughput(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             reporter.scalar("speedup/vectorised_over_loop", step, row["speedup"])
         reporter.table("throughput", rows)
         reporter.progress((i + 1) / len(grid), f"{W}×{A}: {vec:,.0f} CASPS")
-    fig = {"data": [], "layout": {"title": f"CASPS vs agents ({device}; this machine, not comparable to PhysX)",
-                                  "xaxis": {"type": "log", "title": "controlled agents W·A"},
-                                  "yaxis": {"type": "log", "title": "CASPS"}}}
+    fig = {
+        "data": [],
+        "layout": {
+            "title": f"CASPS vs agents ({device}; this machine, not comparable to PhysX)",
+            "xaxis": {"type": "log", "title": "controlled agents W·A"},
+            "yaxis": {"type": "log", "title": "CASPS"},
+        },
+    }
     for a in cfg.agents:
         rs = [r for r in rows if r["agents_per_world"] == a]
-        fig["data"].append({"type": "scatter", "mode": "lines+markers", "name": f"vectorised, {a}/world",
-                            "x": [r["worlds"] * a for r in rs], "y": [r["casps_vectorised"] for r in rs]})
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"vectorised, {a}/world",
+                "x": [r["worlds"] * a for r in rs],
+                "y": [r["casps_vectorised"] for r in rs],
+            }
+        )
     loop_rows = [r for r in rows if "casps_loop" in r]
     if loop_rows:
-        fig["data"].append({"type": "scatter", "mode": "lines+markers", "name": "per-vehicle loop",
-                            "x": [r["worlds"] * r["agents_per_world"] for r in loop_rows], "y": [r["casps_loop"] for r in loop_rows]})
+        fig["data"].append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "per-vehicle loop",
+                "x": [r["worlds"] * r["agents_per_world"] for r in loop_rows],
+                "y": [r["casps_loop"] for r in loop_rows],
+            }
+        )
     reporter.figure("casps_loglog", fig)
     best = max(rows, key=lambda r: r["worlds"] * r["agents_per_world"]) if rows else {}
     return {
@@ -142,21 +163,30 @@ def _report_iter(reporter: Reporter, prefix: str, it: int, s: dict[str, float]) 
         f"{prefix}speed/casps": s["casps"],
     }
     if s.get("ep_episodes", 0):
-        vals.update({
-            f"{prefix}rates/success": s["ep_success"],
-            f"{prefix}rates/collision": s["ep_collision"],
-            f"{prefix}rates/offroad": s["ep_offroad"],
-            f"{prefix}safety/mean_peak_drac": s["ep_mean_peak_drac"],
-            f"{prefix}safety/high_drac_rate": s["ep_high_drac_rate"],
-            f"{prefix}safety/min_ttc_median": s["ep_min_ttc_median"],
-            f"{prefix}train/episode_return": s["ep_return"],
-        })
+        vals.update(
+            {
+                f"{prefix}rates/success": s["ep_success"],
+                f"{prefix}rates/collision": s["ep_collision"],
+                f"{prefix}rates/offroad": s["ep_offroad"],
+                f"{prefix}safety/mean_peak_drac": s["ep_mean_peak_drac"],
+                f"{prefix}safety/high_drac_rate": s["ep_high_drac_rate"],
+                f"{prefix}safety/min_ttc_median": s["ep_min_ttc_median"],
+                f"{prefix}train/episode_return": s["ep_return"],
+            }
+        )
     reporter.scalars(it, vals)
 
 
 def _train_policy(
-    env_cfg: EnvConfig, ppo_cfg: PPOConfig, device: str, seed: int, reporter: Reporter, prefix: str,
-    progress: tuple[float, float], label: str, cache: Path | None = None,
+    env_cfg: EnvConfig,
+    ppo_cfg: PPOConfig,
+    device: str,
+    seed: int,
+    reporter: Reporter,
+    prefix: str,
+    progress: tuple[float, float],
+    label: str,
+    cache: Path | None = None,
 ) -> LateFusionActorCritic:
     """Train (or load from ``cache``) one shared policy, streaming curves under ``prefix``."""
     if cache is not None and cache.exists():
@@ -170,7 +200,9 @@ def _train_policy(
 
     def on_iter(it: int, s: dict[str, float]) -> bool:
         _report_iter(reporter, prefix, it, s)
-        reporter.progress(lo + (hi - lo) * (it + 1) / ppo_cfg.iterations, f"{label}: iteration {it + 1}/{ppo_cfg.iterations}")
+        reporter.progress(
+            lo + (hi - lo) * (it + 1) / ppo_cfg.iterations, f"{label}: iteration {it + 1}/{ppo_cfg.iterations}"
+        )
         return reporter.should_stop()
 
     model = train(env, ppo_cfg, on_iter=on_iter)
@@ -188,7 +220,9 @@ def _cache_path(reporter: Reporter, use: bool, tag: str, payload: dict[str, Any]
 
 
 @torch.no_grad()
-def _rollout_world(env: VecDriveEnv, model: LateFusionActorCritic, world: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def _rollout_world(
+    env: VecDriveEnv, model: LateFusionActorCritic, world: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Deterministic episode of one world (all worlds step; world ``world`` is recorded until it resets)."""
     env.reset_worlds(torch.arange(env.cfg.n_worlds, device=env.device))
     route = env.route[world].cpu().clone()
@@ -213,8 +247,17 @@ def ppo_goal(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     cfg = TrainConfig.from_params(params)
     seed_everything(cfg.seed)
     device = resolve_device(cfg.device)
-    ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=cfg.backend, wet_fraction=cfg.wet_fraction,
-                    film_mm=(cfg.film_mm,), surface=cfg.surface, weather_token=cfg.weather_token)
+    ecfg = _env_cfg(
+        cfg.n_worlds,
+        cfg.n_agents,
+        cfg.scenes,
+        cfg.max_steps,
+        backend=cfg.backend,
+        wet_fraction=cfg.wet_fraction,
+        film_mm=(cfg.film_mm,),
+        surface=cfg.surface,
+        weather_token=cfg.weather_token,
+    )
     pcfg = PPOConfig(iterations=cfg.iterations, steps=cfg.steps)
     reporter.log(f"PPO config: {asdict(pcfg)}")
     model = _train_policy(ecfg, pcfg, device, cfg.seed, reporter, "", (0.0, 0.9), "PPO")
@@ -223,7 +266,9 @@ def ppo_goal(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     reporter.table("eval", [{"policy": "trained (deterministic)", **ev}])
     if cfg.replay:
         route, traj, alive = _rollout_world(env, model)
-        reporter.figure("replay", replay_figure(route, traj, alive, "top-down replay, world 0 (blue: driving, grey: parked)"))
+        reporter.figure(
+            "replay", replay_figure(route, traj, alive, "top-down replay, world 0 (blue: driving, grey: parked)")
+        )
     reporter.progress(1.0, "done")
     return {f"eval_{k}": v for k, v in ev.items()}
 
@@ -242,20 +287,43 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     models = {}
     for i, (name, be) in enumerate(backends.items()):
         ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet)
-        cache = _cache_path(reporter, cfg.use_cache, f"transfer-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed})
-        models[name] = _train_policy(ecfg, pcfg, device, cfg.seed + i, reporter, f"{name}/", (0.45 * i, 0.45 * (i + 1)), f"train on {name}", cache)
+        cache = _cache_path(
+            reporter, cfg.use_cache, f"transfer-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed}
+        )
+        models[name] = _train_policy(
+            ecfg,
+            pcfg,
+            device,
+            cfg.seed + i,
+            reporter,
+            f"{name}/",
+            (0.45 * i, 0.45 * (i + 1)),
+            f"train on {name}",
+            cache,
+        )
     rows, z = [], []
     for tr in backends:
         zr = []
         for ev_name, be in backends.items():
-            env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet), device, cfg.seed + 777)
+            env = VecDriveEnv(
+                _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet),
+                device,
+                cfg.seed + 777,
+            )
             m = summarize_episodes(evaluate(env, models[tr], cfg.eval_episodes))
             rows.append({"trained_on": tr, "evaluated_on": ev_name, "pair": f"{tr}→{ev_name}", **m})
             zr.append(m.get("success", 0.0))
         z.append(zr)
     reporter.table("transfer", rows)
-    reporter.figure("success_heatmap", heatmap(z, list(backends), list(backends), "success rate: trained on (rows) → evaluated on (columns)"))
-    env = VecDriveEnv(_env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend="single_track", **wet), device, cfg.seed + 999)
+    reporter.figure(
+        "success_heatmap",
+        heatmap(z, list(backends), list(backends), "success rate: trained on (rows) → evaluated on (columns)"),
+    )
+    env = VecDriveEnv(
+        _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend="single_track", **wet),
+        device,
+        cfg.seed + 999,
+    )
     trajs = {}
     for name, m in models.items():
         env.rng = __import__("numpy").random.default_rng(cfg.seed + 5)
@@ -282,22 +350,49 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         for surf in SURFACE_NAMES if cfg.surface == "mixed" else [cfg.surface]:
             mu = all_friction(kmh / 3.6, h, surf)
             reporter.series(f"mu/{surf}_{h:g}mm", kmh.tolist(), mu.tolist())
-    reporter.table("friction", [
-        {"film_mm": h, "mu_50kmh_AC": float(all_friction(13.89, h, "AC")), "hydroplaning_kmh": hydroplaning_speed(h) * 3.6 if h > 0 else None}
-        for h in cfg.depths
-    ])
+    reporter.table(
+        "friction",
+        [
+            {
+                "film_mm": h,
+                "mu_50kmh_AC": float(all_friction(13.89, h, "AC")),
+                "hydroplaning_kmh": hydroplaning_speed(h) * 3.6 if h > 0 else None,
+            }
+            for h in cfg.depths
+        ],
+    )
     pcfg = PPOConfig(iterations=cfg.iterations, steps=cfg.steps)
     models = {}
     for i, (name, aware) in enumerate((("aware", True), ("blind", False))):
-        ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, wet_fraction=cfg.wet_fraction, film_mm=cfg.train_films,
-                        surface=cfg.surface, weather_token=aware)
-        cache = _cache_path(reporter, cfg.use_cache, f"wet-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed})
-        models[name] = _train_policy(ecfg, pcfg, device, cfg.seed, reporter, f"{name}/", (0.4 * i, 0.4 * (i + 1)), f"train {name}", cache)
+        ecfg = _env_cfg(
+            cfg.n_worlds,
+            cfg.n_agents,
+            cfg.scenes,
+            cfg.max_steps,
+            wet_fraction=cfg.wet_fraction,
+            film_mm=cfg.train_films,
+            surface=cfg.surface,
+            weather_token=aware,
+        )
+        cache = _cache_path(
+            reporter, cfg.use_cache, f"wet-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed}
+        )
+        models[name] = _train_policy(
+            ecfg, pcfg, device, cfg.seed, reporter, f"{name}/", (0.4 * i, 0.4 * (i + 1)), f"train {name}", cache
+        )
     rows = []
     for j, h in enumerate(cfg.depths):
         for name, aware in (("aware", True), ("blind", False)):
-            ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, wet_fraction=1.0 if h > 0 else 0.0, film_mm=(h,),
-                            surface=cfg.surface, weather_token=aware)
+            ecfg = _env_cfg(
+                cfg.n_worlds,
+                cfg.n_agents,
+                cfg.scenes,
+                cfg.max_steps,
+                wet_fraction=1.0 if h > 0 else 0.0,
+                film_mm=(h,),
+                surface=cfg.surface,
+                weather_token=aware,
+            )
             env = VecDriveEnv(ecfg, device, cfg.seed + 500 + j)  # same scenes for both policies
             m = summarize_episodes(evaluate(env, models[name], cfg.eval_episodes))
             rows.append({"film_mm": h, "policy": name, "case": f"{h:g} mm {name}", "mu": float(env.mu[0]), **m})
@@ -311,5 +406,8 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         summary[f"drac_ratio_{h:g}mm"] = ratio
         summary[f"aware_drac_{h:g}mm"], summary[f"blind_drac_{h:g}mm"] = a["mean_peak_drac"], b["mean_peak_drac"]
         summary[f"aware_success_{h:g}mm"], summary[f"blind_success_{h:g}mm"] = a["success"], b["success"]
-        summary[f"aware_high_drac_{h:g}mm"], summary[f"blind_high_drac_{h:g}mm"] = a["high_drac_rate"], b["high_drac_rate"]
+        summary[f"aware_high_drac_{h:g}mm"], summary[f"blind_high_drac_{h:g}mm"] = (
+            a["high_drac_rate"],
+            b["high_drac_rate"],
+        )
     return summary

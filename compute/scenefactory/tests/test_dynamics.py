@@ -20,7 +20,14 @@ P = VehicleParams()
 D64 = torch.float64
 
 
-def _run(state: list[float], action: list[float], mu: float, seconds: float, p: VehicleParams = P, backend: str = "single_track"):
+def _run(
+    state: list[float],
+    action: list[float],
+    mu: float,
+    seconds: float,
+    p: VehicleParams = P,
+    backend: str = "single_track",
+):
     """Hold one action for ``seconds`` (0.1 s control steps of 10 × 10 ms sub-steps)."""
     s = torch.tensor([state], dtype=D64)
     acc = torch.zeros(1, 2, dtype=D64)
@@ -38,7 +45,9 @@ def test_pacejka_odd_with_peak_mu_fz() -> None:
     assert float(f.max()) == pytest.approx(0.8 * 4000.0, rel=1e-4)
     assert float(f.max()) <= 0.8 * 4000.0 + 1e-9
     # small-slip stiffness B·C·D (CommonRoad's C_S = 20.9 per unit load)
-    assert float(pacejka(torch.tensor(1e-5, dtype=D64), torch.tensor(1.0, dtype=D64), torch.tensor(1.0, dtype=D64), P)) / 1e-5 == pytest.approx(P.B * P.C, rel=1e-6)
+    assert float(
+        pacejka(torch.tensor(1e-5, dtype=D64), torch.tensor(1.0, dtype=D64), torch.tensor(1.0, dtype=D64), P)
+    ) / 1e-5 == pytest.approx(P.B * P.C, rel=1e-6)
 
 
 @pytest.mark.parametrize("mu", [1.0, 0.5])
@@ -101,8 +110,14 @@ def test_waymax_one_step_closed_form() -> None:
 def test_batched_step_equals_loop(backend: str) -> None:
     g = torch.Generator().manual_seed(0)
     n = 24
-    s = torch.cat([torch.rand(n, 3, generator=g, dtype=D64) * 10, torch.rand(n, 1, generator=g, dtype=D64) * 20,
-                   torch.randn(n, 2, generator=g, dtype=D64) * 0.3], 1)
+    s = torch.cat(
+        [
+            torch.rand(n, 3, generator=g, dtype=D64) * 10,
+            torch.rand(n, 1, generator=g, dtype=D64) * 20,
+            torch.randn(n, 2, generator=g, dtype=D64) * 0.3,
+        ],
+        1,
+    )
     s[:4, 3] = torch.tensor([0.0, 0.5, 1.5, 2.5], dtype=D64)  # include the low-speed blend
     acc = torch.randn(n, 2, generator=g, dtype=D64)
     act = torch.rand(n, 3, generator=g, dtype=D64) * 2 - 1

@@ -29,9 +29,14 @@ def test_casps_counts_spawned_agents_only() -> None:
 
 
 def test_summary_rates() -> None:
-    ep = {"success": torch.tensor([True, False, True, False]), "collision": torch.tensor([False, True, False, False]),
-          "offroad": torch.tensor([False, False, False, True]), "peak_drac": torch.tensor([1.0, 10.0, 3.0, 5.0]),
-          "min_ttc": torch.tensor([5.0, 0.5, 3.0, 1.0]), "return": torch.zeros(4)}
+    ep = {
+        "success": torch.tensor([True, False, True, False]),
+        "collision": torch.tensor([False, True, False, False]),
+        "offroad": torch.tensor([False, False, False, True]),
+        "peak_drac": torch.tensor([1.0, 10.0, 3.0, 5.0]),
+        "min_ttc": torch.tensor([5.0, 0.5, 3.0, 1.0]),
+        "return": torch.zeros(4),
+    }
     s = summarize_episodes(ep)
     assert s["success"] == 0.5 and s["collision"] == 0.25 and s["mean_peak_drac"] == pytest.approx(4.75)
     assert s["high_drac_rate"] == 0.5 and s["near_miss_rate"] == 0.5

@@ -47,7 +47,9 @@ def test_dry_limits_and_surfaces() -> None:
     assert float(contact_length_ratio(20.0, 0.0, 0.65e-3)) == 1.0
     assert float(hydrodynamic_ratio(20.0, 0.0)) == 0.0
     # dry: θ scales nothing in the steady state (θY_R cancels inside the LuGre term) except via max(θY_R − Y_F, 0)
-    assert float(all_friction(13.89, 0.0, "SMA")) == pytest.approx(1.09 * float(all_friction(13.89, 0.0, "AC")), rel=1e-9)
+    assert float(all_friction(13.89, 0.0, "SMA")) == pytest.approx(
+        1.09 * float(all_friction(13.89, 0.0, "AC")), rel=1e-9
+    )
     mu = surface_friction(torch.tensor([0.0, 5.0, 5.0]), torch.tensor([0, 0, 2]))
     assert float(mu[0]) == pytest.approx(1.174, abs=0.002) and float(mu[2]) > float(mu[1])
 
