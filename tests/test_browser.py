@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(tra
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 TARGETS = [
     # (paper, experiment, preset, series key drawn in the first panel)
-    ("toptwo_bai", "live_run", "browser", None),
+    ("toptwo_bai", "live_run", "paper headline", None),
     ("demo", "counter", "slow", "demo/y"),
 ]
 
@@ -46,7 +46,7 @@ def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi):
         page.goto(f"{live_asgi}/papers/{paper}/")
         section = page.locator(f"#exp-{exp}")
         section.locator(f"button.preset[data-preset='{preset}']").click()
-        section.locator("button[type=submit]").click()
+        section.locator("button.primary[type=submit]").click()
         page.wait_for_url("**/runs/*/")
         expect(page.locator("#run-status")).to_have_text("running", timeout=60_000)
         # the first line chart grows while the run is running

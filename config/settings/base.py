@@ -57,6 +57,7 @@ THIRD_PARTY_APPS = [
 ]
 # The paper apps: this list is the only place a paper is named outside its own app.
 PAPER_APPS = [
+    "apps.toptwo_bai",
     "apps.verifiable_dp",
     "apps.causal_samplesize",
 ]
@@ -131,7 +132,12 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.UserRateThrottle",
         "rest_framework.throttling.ScopedRateThrottle",
     ],
-    "DEFAULT_THROTTLE_RATES": {"anon": "600/min", "user": "3000/min", "run_create": "120/min", "auth": "20/min"},
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env("PAPERLAB_RATE_ANON", "600/min"),
+        "user": env("PAPERLAB_RATE_USER", "3000/min"),
+        "run_create": env("PAPERLAB_RATE_RUN_CREATE", "120/min"),
+        "auth": env("PAPERLAB_RATE_AUTH", "20/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "paperlab API",

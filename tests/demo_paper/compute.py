@@ -11,7 +11,10 @@ def counter(params: dict, reporter: Reporter) -> dict:
             return {"stopped_at": step}
         if params["fail"] and step >= n // 2:
             raise RuntimeError("demo failure requested")
-        if k == 1:
+        if params.get("emit_time"):
+            now = time.time()
+            reporter.series("demo/y", [step * k + j for j in range(k)], [now] * k)
+        elif k == 1:
             reporter.scalar("demo/y", step, params["a"] * step)
         else:
             reporter.series("demo/y", [step * k + j for j in range(k)], [params["a"] * (step * k + j) for j in range(k)])

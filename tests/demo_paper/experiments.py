@@ -16,6 +16,7 @@ EXPERIMENTS = [
             Float("sleep", 0.0, min=0, max=5, help="seconds to sleep per step"),
             Int("points_per_step", 1, min=1, max=100_000),
             Bool("fail", False, help="raise an error half-way"),
+            Bool("emit_time", False, help="values are wall-clock emission times (latency benchmark)"),
             Choice("mode", "lines", choices=["lines", "markers"]),
             FloatList("weights", [0.5, 0.5], min=0, max=1, min_len=2, max_len=5),
         ],
