@@ -136,7 +136,8 @@
   function drawFigure(p) {
     const f = store.figures[p.decl.key];
     if (!f) return;
-    const layout = Object.assign({margin: {l: 55, r: 15, t: 40, b: 45}, height: 320, title: {text: p.decl.title, font: {size: 14}}}, f.layout || {});
+    const layout = Object.assign({margin: {l: 55, r: 15, t: 40, b: 45}, height: 320}, f.layout || {});
+    if (!layout.title || (typeof layout.title === "object" && !layout.title.text)) layout.title = {text: p.decl.title, font: {size: 14}};
     Plotly.react(p.div, f.data, layout, CONFIG);
   }
 

@@ -77,6 +77,14 @@ class RunSerializer(serializers.ModelSerializer):
         return f"/runs/{obj.pk}/"
 
 
+class RunListSerializer(RunSerializer):
+    """Runs in lists: without the bulky traceback and environment (retrieve one run for those)."""
+
+    class Meta(RunSerializer.Meta):
+        fields = [f for f in RunSerializer.Meta.fields if f not in ("traceback", "environment")]
+        read_only_fields = fields
+
+
 class RunCreateSerializer(serializers.Serializer):
     experiment = serializers.CharField(help_text="'<paper>/<experiment>', e.g. 'toptwo_bai/live_run'")
     config = serializers.DictField(required=False, default=dict, help_text="Parameter values; see the experiment's schema.")
@@ -168,6 +176,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
     def get_throttles(self):  # type: ignore[no-untyped-def]
         self.throttle_scope = "run_create" if self.action == "create" else None
         return super().get_throttles()
+
+    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+        return RunListSerializer if self.action == "list" else RunSerializer
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
         qs = Run.objects.visible().select_related("experiment__paper", "owner")
