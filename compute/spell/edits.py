@@ -68,7 +68,9 @@ def _literal(lookup: Lookup, name: str) -> str | None:
     return None if "#<" in text else text
 
 
-def _collect(node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts: dict[str, int]) -> None:
+def _collect(
+    node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts: dict[str, int], src: str
+) -> None:
     spans = getattr(node, "child_spans", None)
     if spans is None:
         return
@@ -76,8 +78,11 @@ def _collect(node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts
     removed, thinks = _plan(list(node), first)
     for i in range(first, len(node)):
         ch, (s, e) = node[i], spans[i]
-        if i in removed:
-            repl.append((spans[i - 1][1], e, ""))
+        if i in removed:  # delete the form and the whitespace before it (comments stay)
+            lo = s
+            while lo > spans[i - 1][1] and src[lo - 1] in " \t\r\n,":
+                lo -= 1
+            repl.append((lo, e, ""))
             counts["prune"] += 1
         elif i in thinks:
             repl.append((s, e, "(think " + pr_str(thinks[i]) + ")"))
@@ -89,7 +94,7 @@ def _collect(node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts
                 repl.append((ps, pe, lit))
                 counts["persist"] += 1
         elif _head(ch) in _WRAPPERS:
-            _collect(ch, lookup, repl, counts)
+            _collect(ch, lookup, repl, counts, src)
 
 
 def apply_edits(src: str, lookup: Lookup) -> tuple[str, dict[str, int]]:
@@ -99,7 +104,7 @@ def apply_edits(src: str, lookup: Lookup) -> tuple[str, dict[str, int]]:
     counts = {"prune": 0, "rethink": 0, "persist": 0}
     for f in forms:
         if _head(f) in _WRAPPERS:
-            _collect(f, lookup, repl, counts)
+            _collect(f, lookup, repl, counts, src)
     out = src
     for s, e, text in sorted(repl, key=lambda r: r[0], reverse=True):
         out = out[:s] + text + out[e:]
