@@ -129,7 +129,7 @@ GRPO_RUN = Experiment(
         Int("prompts_per_step", 16, min=1, max=64, label="prompts per step", group="Budget"),
         Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
         Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
-        Float("lr", 1e-4, min=1e-6, max=1e-2, log=True, label="learning rate", group="Budget"),
+        Float("lr", 3e-5, min=1e-6, max=1e-2, log=True, label="learning rate", group="Budget"),
         Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
         Int("n_eval_final", 500, min=8, max=5000, label="held-out problems, SFT vs final", group="Evaluation"),
     ],

@@ -45,7 +45,7 @@ class CoreRunConfig:
     prompts_per_step: int = 16
     group_size: int = 8
     max_new: int = 64
-    lr: float = 1e-4
+    lr: float = 3e-5  # 1e-4 degraded held-out accuracy on the small model (docs/papers/grpo_core.md)
     eval_every: int = 10
     n_eval: int = 200
     n_eval_final: int = 500

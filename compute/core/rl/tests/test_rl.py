@@ -208,6 +208,24 @@ def test_identity_plugins_are_neutral_and_micro_batches_share_the_denominator(mi
         assert abs(lf - lm) < 1e-6 and float((gf - gm).abs().max()) < 1e-6, agg
 
 
+def test_one_update_moves_logp_along_the_advantage(micro) -> None:  # type: ignore[no-untyped-def]
+    """After one step, Σ_t log π of A > 0 responses rises and of A < 0 responses falls (ascent on Σ A log π)."""
+    _, _, res = micro
+    tr = _trainer(res, lr=1e-3)
+    batch = _fixed_batch(tr)
+    batch.old_logp, _ = tr._forward(tr.model, batch)  # on-policy: ρ = 1
+    seq_adv = batch.adv.sum(-1)
+
+    def seq_logp() -> torch.Tensor:
+        with torch.no_grad():
+            return (tr._forward(tr.model, batch)[0] * batch.response_mask).sum(-1)
+
+    before = seq_logp()
+    tr.update(batch)
+    delta = seq_logp() - before
+    assert float(delta[seq_adv > 0].mean()) > 0 > float(delta[seq_adv < 0].mean())
+
+
 class _Planner(Plugin):
     """Two phases: phase 0 forces the role token, phase 1 asks for one more sample per problem."""
 
