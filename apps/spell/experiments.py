@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.lab.declare import Bool, Choice, Experiment, Figure, Float, Int, Line, Paper, Str, Table
+from apps.lab.declare import Bar, Bool, Choice, Experiment, Figure, Float, Histogram, Int, Line, Paper, Str, Table
 
 PAPER = Paper(
     slug="spell",
@@ -160,4 +160,35 @@ FUZZ_EXP = Experiment(
     time_limit=1000,
 )
 
-EXPERIMENTS = [GAMES_EXP, CONTEXT_EXP, FUZZ_EXP]
+GSM_EXP = Experiment(
+    slug="gsm_calculator",
+    title="Calculator GSM: Spell vs one-shot vs ReAct",
+    description=(
+        "Templated grade-school word problems: Spell calls the calculator via !call-now; one-shot answers directly; "
+        "ReAct uses the same calculator.\nWith the scripted backend every agent is exact by construction, so only "
+        "tokens and turns are informative offline; the accuracy comparison (the paper's GSM8K 94% vs 74% "
+        "one-shot) needs a configured endpoint."
+    ),
+    compute="compute.spell.run:gsm",
+    params=[
+        Int("n_problems", 50, min=20, max=200, label="problems"),
+        Choice("backend", "scripted", choices=[("scripted", "scripted (offline)"), ("endpoint", "OpenAI-compatible endpoint")]),
+        Str("base_url", "", max_length=300, label="endpoint base URL", group="Endpoint"),
+        Str("model", "", max_length=200, label="endpoint model name", group="Endpoint"),
+        Choice("transport", "tool_call", choices=["tool_call", "message", "completions"], group="Endpoint"),
+    ],
+    presets={"smoke": {"n_problems": 20}, "paper headline": {"n_problems": 200}},
+    panels=[
+        Bar("Accuracy", table="gsm", x="agent", y=["accuracy"], width=4),
+        Bar("Mean tokens per problem", table="gsm", x="agent", y=["mean_tokens"], width=4),
+        Histogram("Turns per problem", keys=["turns/*"], width=4),
+        Line("Running accuracy", keys=["acc/*"], x_label="problem"),
+        Table("GSM summary", key="gsm", width=6),
+    ],
+    cost_seconds=5,
+    soft_time_limit=900,
+    time_limit=1000,
+    check=_check_games,
+)
+
+EXPERIMENTS = [GAMES_EXP, CONTEXT_EXP, GSM_EXP, FUZZ_EXP]

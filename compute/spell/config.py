@@ -48,3 +48,15 @@ class FuzzConfig(_FromParams):
     max_turns: int = 6  # turns per random program
     p_malformed: float = 0.1  # probability that a turn's suffix is malformed
     seed: int = 0
+
+
+@dataclass
+class GsmConfig(_FromParams):
+    """E3: templated GSM word problems, Spell (calculator via !call-now) vs one-shot vs ReAct."""
+
+    n_problems: int = 50
+    backend: str = "scripted"  # scripted | endpoint
+    base_url: str = ""
+    model: str = ""
+    transport: str = "tool_call"
+    seed: int = 0

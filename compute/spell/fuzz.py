@@ -116,3 +116,18 @@ def fuzz_program(seed: int, max_turns: int, p_malformed: float, guard: bool = Tr
     h.run("fuzz program")
     rt = sum(roundtrip_failures(p) for r in h.runs for p in r.prefixes)
     return h, rt
+
+
+def stale_control(guard: bool = False) -> Harness:
+    """Detector control: !extend, then a reply that appends nothing, so the old trailing form is trailing again.
+
+    With ``guard=False`` the journal must count replays (> 0): the check can fail.
+    """
+    rules = [
+        (r"\(do\n\Z", "  '(!call-now x (io/flip)))))"),
+        (r"\(def x \S+\)\n\Z", "  '(!extend))))"),
+        (r"!extend\)\n\Z", ")))"),
+    ]
+    h = Harness(ScriptedBackend(rules), ToolBox(), HarnessConfig(max_turns=5, guard_stale=guard))
+    h.run("stale control")
+    return h

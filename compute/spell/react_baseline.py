@@ -110,3 +110,25 @@ def one_shot(backend: Backend, question: str) -> tuple[str, int]:
 
 def react_result_summary(r: ReactResult) -> dict[str, Any]:
     return {"answer": r.answer, "steps": r.steps, "peak": r.peak, "total_tokens": r.total_tokens, "error": r.error}
+
+
+def react_gsm_backend() -> ScriptedBackend:
+    """Scripted ReAct agent for the GSM problems: one calc action, then finish."""
+    from compute.spell.tasks import gsm_expression
+
+    def step(m: re.Match[str], transcript: str) -> str:
+        obs = re.findall(r"Observation: (.*)", transcript)
+        if obs:
+            return f"Thought: the calculator gave the answer.\nAction: finish[{obs[-1].strip()}]"
+        q = re.search(r"Question: (.*)", transcript).group(1)  # type: ignore[union-attr]
+        return f"Thought: compute it.\nAction: calc[{gsm_expression(q)}]"
+
+    return ScriptedBackend([(r"\A", step)], tail_chars=10**9)
+
+
+def one_shot_gsm_backend() -> ScriptedBackend:
+    """Scripted one-shot model: answers directly (it reads the template; offline it is exact by construction)."""
+    from compute.spell.harness import calc
+    from compute.spell.tasks import gsm_expression
+
+    return ScriptedBackend([(r"\A(.*)\Z", lambda m, p: str(calc(gsm_expression(p.strip()))))], tail_chars=10**9)

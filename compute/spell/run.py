@@ -13,8 +13,8 @@ from typing import Any
 from compute.core.reporter import Reporter
 from compute.spell.backends import BackendError, OpenAICompatBackend, ReplayBackend
 from compute.spell.config import ContextConfig, FuzzConfig, GamesConfig
-from compute.spell.fuzz import FuzzStats, fuzz_program
-from compute.spell.harness import Harness, HarnessConfig, ToolBox, is_error
+from compute.spell.fuzz import FuzzStats, fuzz_program, stale_control
+from compute.spell.harness import Harness, HarnessConfig, ToolBox, is_error, n_tokens
 from compute.spell.react_baseline import react_needle_backend, run_react
 from compute.spell.reader import pr_str
 from compute.spell.tasks import GAME_FNS, GAMES, make_files, needle_position, spell_needle_backend
@@ -137,7 +137,7 @@ def needle_once(n_files: int, file_tokens: int, needle: str, budget: int, seed: 
     task = "needle: find the secret code hidden in one of the files; the context budget is small"
     h = Harness(spell_needle_backend(chunk), ToolBox(dict(files), seed=seed), HarnessConfig(max_prefix_tokens=budget))
     v = h.run(task)
-    spell_prefix = [t.prefix_tokens for t in h.turns]
+    spell_prefix = [t.prefix_tokens + n_tokens(h.system) for t in h.turns]  # context = system + prefix
     react = run_react(react_needle_backend(chunk), ToolBox(dict(files), seed=seed), task, budget=budget)
     react_free = run_react(react_needle_backend(chunk), ToolBox(dict(files), seed=seed), task, budget=10**9)
     return {
@@ -241,9 +241,72 @@ def replay_fuzz(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 break
     summary = dict(s.__dict__)
     summary["stale_trailing_blocked"] = blocked
-    # detector control: the same kind of run with the guard off must show replays (the check can fail)
-    control = sum(fuzz_program(cfg.seed * 1_000_003 + i, cfg.max_turns, cfg.p_malformed, guard=False)[0].replays
-                  for i in range(min(cfg.n_programs, 50)))
-    summary["replays_with_guard_off_first50"] = control
+    # detector control: a stale trailing form with the guard off must be counted (the check can fail)
+    summary["control_replays_guard_off"] = stale_control(guard=False).replays
+    summary["control_replays_guard_on"] = stale_control(guard=True).replays
     reporter.table("fuzz", [{"metric": k, "value": v} for k, v in summary.items()])
     return summary
+
+
+def _number(x: Any) -> float | None:
+    """The final number in an answer (value or text); None if there is none."""
+    import re
+
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    m = re.findall(r"-?\d+(?:\.\d+)?", str(x).replace(",", "")) if x is not None else []
+    return float(m[-1]) if m else None
+
+
+def gsm(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+    """E3: accuracy, tokens and turns of Spell, one-shot and ReAct on the same templated problems."""
+    from compute.spell.config import GsmConfig
+    from compute.spell.react_baseline import one_shot, one_shot_gsm_backend, react_gsm_backend
+    from compute.spell.tasks import make_gsm, spell_gsm_backend
+
+    cfg = GsmConfig.from_params(params)
+    if cfg.backend == "endpoint":
+        ep = _endpoint(GamesConfig(base_url=cfg.base_url, model=cfg.model, transport=cfg.transport))
+        spell_b, react_b, one_b = ep, ep, ep
+    else:
+        spell_b, react_b, one_b = spell_gsm_backend(), react_gsm_backend(), one_shot_gsm_backend()
+    problems = make_gsm(cfg.n_problems, cfg.seed)
+    stats = {a: {"correct": 0, "tokens": 0, "turns": 0, "replays": 0} for a in ("spell", "one_shot", "react")}
+    for i, (q, ans, _) in enumerate(problems):
+        h = Harness(spell_b, ToolBox(seed=cfg.seed + i), HarnessConfig(max_turns=8))
+        v = h.run("gsm: " + q)
+        r = run_react(react_b, ToolBox(seed=cfg.seed + i), q, max_steps=8)
+        o, o_tokens = one_shot(one_b, q)
+        outcomes = {
+            "spell": (_number(v) == ans, h.total_tokens, len(h.turns), h.replays),
+            "react": (_number(r.answer) == ans, r.total_tokens, r.steps, 0),
+            "one_shot": (_number(o) == ans, o_tokens, 1, 0),
+        }
+        for a, (ok, toks, turns, rep) in outcomes.items():
+            s = stats[a]
+            s["correct"] += ok
+            s["tokens"] += toks
+            s["turns"] += turns
+            s["replays"] += rep
+            reporter.scalar(f"acc/{a}", i + 1, s["correct"] / (i + 1))
+            reporter.scalar(f"turns/{a}", i + 1, turns)
+        reporter.progress((i + 1) / len(problems), f"{i + 1}/{len(problems)} problems")
+        if reporter.should_stop():
+            problems = problems[: i + 1]
+            break
+    n = len(problems)
+    rows = [
+        {
+            "agent": a,
+            "backend": cfg.backend if cfg.backend == "endpoint" else "scripted (accuracy not meaningful offline)",
+            "accuracy": s["correct"] / n,
+            "mean_tokens": s["tokens"] / n,
+            "mean_turns": s["turns"] / n,
+            "replays": s["replays"],
+        }
+        for a, s in stats.items()
+    ]
+    reporter.table("gsm", rows)
+    return {f"{r['agent']}_accuracy": r["accuracy"] for r in rows} | {
+        f"{r['agent']}_mean_tokens": r["mean_tokens"] for r in rows
+    } | {"problems": n, "backend": cfg.backend, "spell_replays": stats["spell"]["replays"]}

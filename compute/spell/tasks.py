@@ -226,3 +226,54 @@ def spell_needle_backend(chunk_chars: int) -> ScriptedBackend:
         ],
         tail_chars=2000,
     )
+
+
+# -- 7. templated GSM problems with a calculator ---------------------------------------------------
+_GSM = [
+    ("{a} boxes each hold {b} pens and {c} pens are lost. How many pens are left?", "{a}*{b}-{c}"),
+    ("A shop sells {a} apples in the morning and {b} in the afternoon at {c} dollars each. "
+     "How many dollars does it take in?", "({a}+{b})*{c}"),
+    ("Tom has {a} marbles and gives {b} to each of his {c} friends. How many marbles does he keep?", "{a}-{b}*{c}"),
+    ("A train runs at {a} km per hour for {b} hours and then {c} km more. How far does it go?", "{a}*{b}+{c}"),
+]
+
+
+def make_gsm(n: int, seed: int) -> list[tuple[str, int, str]]:
+    """n templated word problems (question, answer, calculator expression), seeded."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        q, e = _GSM[i % len(_GSM)]
+        b, c = int(rng.integers(2, 30)), int(rng.integers(2, 12))
+        a = int(rng.integers(b * c + 1, b * c + 500))
+        expr = e.format(a=a, b=b, c=c)
+        out.append((q.format(a=a, b=b, c=c), int(eval_int(expr)), expr))
+    return out
+
+
+def eval_int(expr: str) -> int:
+    from compute.spell.harness import calc
+
+    return int(calc(expr))
+
+
+def gsm_expression(question: str) -> str:
+    """The scripted model's reading of a templated problem: the calculator expression it writes."""
+    nums = re.findall(r"\d+", question)
+    for q, e in _GSM:
+        pat = re.escape(q).replace(r"\{a\}", r"(\d+)").replace(r"\{b\}", r"(\d+)").replace(r"\{c\}", r"(\d+)")
+        m = re.fullmatch(pat, question)
+        if m:
+            return e.format(a=m.group(1), b=m.group(2), c=m.group(3))
+    return "+".join(nums) or "0"
+
+
+def spell_gsm_backend() -> ScriptedBackend:
+    """Scripted Spell agent: write the expression, call io/calc via !call-now, return the bound result."""
+
+    def first(m: re.Match[str], prefix: str) -> str:
+        return f"  '(!call-now r (io/calc {pr_str(gsm_expression(m.group(1)))})))))"
+
+    return ScriptedBackend(
+        [(r"\(def r -?\d+\)\n\Z", "  'r)))"), (r"\A;; gsm: (.*?)\n\(quine completion \(eval \(do\n\Z", first)]
+    )

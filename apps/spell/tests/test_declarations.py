@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from apps.lab.declare import Experiment, ValidationError, missing_panel_data
-from apps.spell.experiments import CONTEXT_EXP, EXPERIMENTS, FUZZ_EXP, GAMES_EXP, PAPER
+from apps.spell.experiments import CONTEXT_EXP, EXPERIMENTS, FUZZ_EXP, GAMES_EXP, GSM_EXP, PAPER
 from compute.core.reporter import MemoryReporter
 
 
 def test_declarations() -> None:
     assert PAPER.slug == "spell"
-    assert [e.slug for e in EXPERIMENTS] == ["games", "context_budget", "replay_fuzz"]
+    assert [e.slug for e in EXPERIMENTS] == ["games", "context_budget", "gsm_calculator", "replay_fuzz"]
     for e in EXPERIMENTS:
         assert {"smoke", "paper headline"} <= set(e.presets)
         assert e.compute.startswith("compute.spell.run:") and callable(e.load())
@@ -27,6 +27,8 @@ def test_declarations() -> None:
         (CONTEXT_EXP, {"budget": 100}, "budget"),
         (FUZZ_EXP, {"n_programs": 9}, "n_programs"),
         (FUZZ_EXP, {"bogus": 1}, "bogus"),
+        (GSM_EXP, {"n_problems": 5}, "n_problems"),
+        (GSM_EXP, {"backend": "endpoint"}, "base_url"),
     ],
 )
 def test_bad_input_names_the_field(experiment: Experiment, params: dict, field: str) -> None:

@@ -150,3 +150,13 @@ def test_fuzz_programs_never_replay() -> None:
         assert h.replays == 0 and h.closed_prefix_effects() == 0 and rt == 0
         effects += len(h.journal)
     assert effects > 30  # the fuzz did fire effects
+
+
+def test_gsm_spell_agent_uses_the_calculator_and_matches_the_known_answers() -> None:
+    from compute.spell.tasks import gsm_expression, make_gsm, spell_gsm_backend
+
+    for q, ans, expr in make_gsm(8, 3):
+        assert gsm_expression(q) == expr and calc(expr) == ans
+        h = Harness(spell_gsm_backend(), ToolBox())
+        assert h.run("gsm: " + q) == ans
+        assert [e.name for e in h.journal] == ["io/calc", "!call-now"] and h.replays == 0
