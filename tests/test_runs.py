@@ -32,7 +32,7 @@ def test_catalog_synced_from_declarations(catalog):
     exp.save()
     sync_catalog()  # idempotent, keeps staff fields
     exp.refresh_from_db()
-    assert exp.enabled is False and Experiment.objects.filter(paper__slug="demo").count() == 1
+    assert exp.enabled is False and Experiment.objects.filter(paper__slug="demo").count() == 2
 
 
 def test_run_succeeds_and_stores_everything_in_batches(catalog):
