@@ -1,6 +1,6 @@
 """Benchmark: full GGN + eigendecomposition vs parameter count, native float64 vs laplace-torch; λ sweeps.
 
-Run:  .venv/bin/python bench/canonical_laplace_ggn.py [--widths 8,16,32,48] [--repeat 3]
+Run (from the repository root):  PYTHONPATH=. .venv/bin/python bench/canonical_laplace_ggn.py [--widths 8,16,32,48]
 
 Rows (same process, one thread, so machine contention cancels in the ratios):
 * native Gram:  jacrev J (N×P) → factor B → eigh of the N×N Gram BBᵀ (what the experiments use);
@@ -84,7 +84,7 @@ def bench_width(w: int, x: torch.Tensor, y: torch.Tensor, lams: torch.Tensor, re
         assert abs(z_lt - z_nat) < 1e-6 * abs(z_nat), (z_lt, z_nat)
         t_sweep_lt = _best(lambda: [la.log_marginal_likelihood(prior_precision=v.reshape(1)) for v in lams], 1)
         torch.set_default_dtype(old)
-    print(
+    return (
         f"{'1-' + str(w) + '-' + str(w) + '-1':>10} {mlp.n_params:>6} | {t_gram:>10.4f}s {t_dense:>11.4f}s "
         f"{t_lt:>12.4f}s | {t_dense / t_gram:>10.1f} {t_lt / t_gram:>8.1f} {t_lt / t_dense:>8.2f} | "
         f"{t_sweep_eig:>8.5f}s {t_sweep_slog:>12.4f}s {t_sweep_lt:>8.4f}s {t_sweep_slog / t_sweep_eig:>11.0f} "
