@@ -186,7 +186,7 @@ class GRPOTrainer:
             ref_model = copy.deepcopy(model)
         if ref_model is not None:
             ref_model.eval().requires_grad_(False)
-        gen = torch.Generator(device="cpu").manual_seed(cfg.seed)
+        gen = torch.Generator(device=model.device).manual_seed(cfg.seed)
         self.state = TrainerState(cfg, model, task, ref_model, gen, split_rng(cfg.seed, "train"))
         self.opt = AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.99), weight_decay=cfg.weight_decay)
         self.eval_problems = task.sample(max(cfg.n_eval, cfg.passk_problems), split_rng(cfg.seed, "test"), "test")
@@ -231,12 +231,12 @@ class GRPOTrainer:
             response_mask=g.response_mask,
             sample_logp=g.logp,
             sample_entropy=g.entropy,
-            groups=torch.tensor(gid, dtype=torch.long),
+            groups=torch.tensor(gid, dtype=torch.long, device=g.response.device),
             roles=[specs[j].role for j in rows_s],
             problems=[specs[j].problem for j in rows_s],
             specs=[specs[j] for j in rows_s],
             texts=texts,
-            phase=torch.full((len(rows_s),), phase, dtype=torch.long),
+            phase=torch.full((len(rows_s),), phase, dtype=torch.long, device=g.response.device),
         )
 
     def rollout(self, problems: list[Problem], round_: int = 0) -> RolloutBatch:
@@ -260,8 +260,8 @@ class GRPOTrainer:
             rs.append(r)
             cs.append(c)
             infos.append(info)
-        batch.rewards = torch.tensor(rs, dtype=torch.float32)
-        batch.correct = torch.tensor(cs, dtype=torch.bool)
+        batch.rewards = torch.tensor(rs, dtype=torch.float32, device=batch.response.device)
+        batch.correct = torch.tensor(cs, dtype=torch.bool, device=batch.response.device)
         batch.infos = infos
         batch.rewards = self.chain.assign_rewards(batch, batch.rewards, self.state)
         if self.cfg.overlong_cache > 0:
@@ -369,7 +369,7 @@ class GRPOTrainer:
         weight = tw.weight
         denom = mask.sum()
         n_seq = int((mask.sum(-1) > 0).sum()) if cfg.loss_agg == "seq-mean-token-mean" else len(mb)
-        total = torch.zeros(())
+        total = torch.zeros((), device=mb.response.device)
         stats: dict[str, float] = {f"plugin/{k}": v for k, v in tw.stats.items()}
         clip = {"clip/upper": 0.0, "clip/lower": 0.0, "clip/dual": 0.0}
         for i in range(0, len(mb), micro):
@@ -417,7 +417,11 @@ class GRPOTrainer:
         agg: dict[str, list[float]] = {}
         n = len(batch)
         for _ in range(cfg.ppo_epochs):
-            perm = torch.randperm(n, generator=self.state.generator) if cfg.mini_batches > 1 else torch.arange(n)
+            perm = (
+                torch.randperm(n, generator=self.state.generator, device=self.model.device)
+                if cfg.mini_batches > 1
+                else torch.arange(n)
+            )
             for chunk in torch.chunk(perm, cfg.mini_batches):
                 mb = batch.select(chunk)
                 self.opt.zero_grad(set_to_none=True)
@@ -462,7 +466,7 @@ class GRPOTrainer:
                 max_new=cfg.max_new,
                 eos_id=self.tok.eos_id,
                 pad_id=self.tok.pad_id,
-                generator=torch.Generator().manual_seed(cfg.seed + 7),
+                generator=torch.Generator(device=self.model.device).manual_seed(cfg.seed + 7),
             )
             p1, pk_ = [], []
             for i, p in enumerate(pk):
@@ -488,14 +492,14 @@ class GRPOTrainer:
         buf = io.BytesIO()
         np.savez_compressed(
             buf,
-            surprisal=(-mb.old_logp).numpy().astype(np.float16),
-            entropy=mb.old_entropy.numpy().astype(np.float16),
-            adv=mb.adv.numpy().astype(np.float16),
-            weight=w.numpy().astype(np.float16),
-            mask=m.numpy().astype(np.uint8),
-            response_mask=mb.response_mask.numpy().astype(np.uint8),
-            reward=mb.rewards.numpy(),
-            group=mb.groups.numpy(),
+            surprisal=(-mb.old_logp).cpu().numpy().astype(np.float16),
+            entropy=mb.old_entropy.cpu().numpy().astype(np.float16),
+            adv=mb.adv.cpu().numpy().astype(np.float16),
+            weight=w.cpu().numpy().astype(np.float16),
+            mask=m.cpu().numpy().astype(np.uint8),
+            response_mask=mb.response_mask.cpu().numpy().astype(np.uint8),
+            reward=mb.rewards.cpu().numpy(),
+            group=mb.groups.cpu().numpy(),
         )
         return buf.getvalue()
 
@@ -518,7 +522,7 @@ class GRPOTrainer:
         times["time/update"] = t3 - t2
         m = batch.response_mask > 0
         ent = batch.old_entropy[m]
-        q = torch.quantile(ent, torch.tensor([0.1, 0.5, 0.9])) if ent.numel() else torch.zeros(3)
+        q = torch.quantile(ent, torch.tensor([0.1, 0.5, 0.9], device=ent.device)) if ent.numel() else torch.zeros(3)
         stats.update(
             {
                 "entropy/mean": float(ent.mean()) if ent.numel() else 0.0,
