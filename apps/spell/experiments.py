@@ -70,7 +70,14 @@ GAMES_EXP = Experiment(
         ),
         Int("max_depth", 16, min=4, max=32, label="max self-call depth"),
         Int("repeats", 3, min=1, max=50, label="seeds per game"),
-        Str("base_url", "", max_length=300, label="endpoint base URL", help="e.g. http://localhost:8000/v1", group="Endpoint"),
+        Str(
+            "base_url",
+            "",
+            max_length=300,
+            label="endpoint base URL",
+            help="e.g. http://localhost:8000/v1",
+            group="Endpoint",
+        ),
         Str("model", "", max_length=200, label="endpoint model name", group="Endpoint"),
         Choice("transport", "tool_call", choices=["tool_call", "message", "completions"], group="Endpoint"),
     ],
@@ -83,7 +90,9 @@ GAMES_EXP = Experiment(
         Table("Games: success, turns, tokens, replays", key="games", width=12),
         Table("Checks (scored from the trace)", key="checks", width=6),
         Figure("Call tree (self-calls and forks)", key="call_tree", width=6),
-        Line("Prefix tokens per turn", keys=["prefix_tokens/*"], x_label="turn", y_label="tokens", mode="lines+markers"),
+        Line(
+            "Prefix tokens per turn", keys=["prefix_tokens/*"], x_label="turn", y_label="tokens", mode="lines+markers"
+        ),
         Line("Effect journal: effects and replays", keys=["journal/effects", "journal/replays"], x_label="turn"),
         Table("Program evolution (first run): text appended each turn", key="program", width=12),
         Table("Effect journal (first run)", key="journal", width=12),
@@ -172,7 +181,11 @@ GSM_EXP = Experiment(
     compute="compute.spell.run:gsm",
     params=[
         Int("n_problems", 50, min=20, max=200, label="problems"),
-        Choice("backend", "scripted", choices=[("scripted", "scripted (offline)"), ("endpoint", "OpenAI-compatible endpoint")]),
+        Choice(
+            "backend",
+            "scripted",
+            choices=[("scripted", "scripted (offline)"), ("endpoint", "OpenAI-compatible endpoint")],
+        ),
         Str("base_url", "", max_length=300, label="endpoint base URL", group="Endpoint"),
         Str("model", "", max_length=200, label="endpoint model name", group="Endpoint"),
         Choice("transport", "tool_call", choices=["tool_call", "message", "completions"], group="Endpoint"),

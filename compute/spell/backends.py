@@ -10,8 +10,9 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from compute.spell.harness import sha
 
@@ -104,7 +105,10 @@ class OpenAICompatBackend:
         req = urllib.request.Request(
             self.base_url.rstrip("/") + path,
             data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})},
+            headers={
+                "Content-Type": "application/json",
+                **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}),
+            },
             method="POST",
         )
         try:
@@ -120,8 +124,12 @@ class OpenAICompatBackend:
         if self.transport == "completions":
             data = self._post(
                 "/completions",
-                {"model": self.model, "prompt": system + "\n\n" + prefix, "max_tokens": self.max_tokens,
-                 "temperature": self.temperature},
+                {
+                    "model": self.model,
+                    "prompt": system + "\n\n" + prefix,
+                    "max_tokens": self.max_tokens,
+                    "temperature": self.temperature,
+                },
             )
             return data["choices"][0]["text"]
         user = "Continue this Spell program. Reply with the suffix only.\n\n" + prefix

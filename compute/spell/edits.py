@@ -13,7 +13,8 @@ trailing expressions) and function bodies are never edited.  ``edit_data`` is th
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from compute.spell.evaluator import SpellError
 from compute.spell.reader import SList, Symbol, Vector, literal, pr_str, read_all
@@ -68,9 +69,7 @@ def _literal(lookup: Lookup, name: str) -> str | None:
     return None if "#<" in text else text
 
 
-def _collect(
-    node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts: dict[str, int], src: str
-) -> None:
+def _collect(node: Any, lookup: Lookup, repl: list[tuple[int, int, str]], counts: dict[str, int], src: str) -> None:
     spans = getattr(node, "child_spans", None)
     if spans is None:
         return
@@ -127,7 +126,10 @@ def reopen(src: str) -> str:
 
 
 def edit_data(form: Any, lookup: Lookup) -> Any:
-    """``edit-reopen`` on data: the same markers applied structurally, e.g. (do (+ 1 2) (prune) (+ 2 2)) → (do (+ 2 2))."""
+    """``edit-reopen`` on data: the markers applied structurally.
+
+    README example: (do (+ 1 2) (prune) (+ 2 2)) → (do (+ 2 2)).
+    """
     if not isinstance(form, SList) or isinstance(form, Vector) or not form:
         return form
     removed, thinks = _plan(list(form), 1)

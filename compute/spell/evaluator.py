@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from compute.spell.reader import Keyword, Map, ReadError, SList, Symbol, Vector, pr_str, read, to_str
 
@@ -110,7 +111,7 @@ def _div(*a: Any) -> Any:
 
 def _cmp(op: Callable[[Any, Any], bool], name: str) -> Callable[..., bool]:
     def f(*a: Any) -> bool:
-        return all(op(_num(x, name), _num(y, name)) for x, y in zip(a, a[1:]))
+        return all(op(_num(x, name), _num(y, name)) for x, y in zip(a, a[1:], strict=False))
 
     return f
 
@@ -198,8 +199,8 @@ PURE_BUILTINS: dict[str, Callable[..., Any]] = {
     "quot": lambda a, b: int(_num(a, "quot") / _num(b, "quot")) if b else _div(a, 0),
     "inc": lambda x: _num(x, "inc") + 1,
     "dec": lambda x: _num(x, "dec") - 1,
-    "=": lambda *a: all(_eq(x, y) for x, y in zip(a, a[1:])),
-    "not=": lambda *a: not all(_eq(x, y) for x, y in zip(a, a[1:])),
+    "=": lambda *a: all(_eq(x, y) for x, y in zip(a, a[1:], strict=False)),
+    "not=": lambda *a: not all(_eq(x, y) for x, y in zip(a, a[1:], strict=False)),
     "<": _cmp(lambda x, y: x < y, "<"),
     ">": _cmp(lambda x, y: x > y, ">"),
     "<=": _cmp(lambda x, y: x <= y, "<="),
@@ -230,7 +231,7 @@ PURE_BUILTINS: dict[str, Callable[..., Any]] = {
     "list": lambda *a: SList(a),
     "vector": lambda *a: Vector(a),
     "vec": lambda c: Vector(_seq(c)),
-    "hash-map": lambda *a: Map(zip(a[::2], a[1::2])),
+    "hash-map": lambda *a: Map(zip(a[::2], a[1::2], strict=False)),
     "range": lambda *a: SList(range(*a)),
     "empty?": lambda x: len(_seq(x)) == 0,
     "nil?": lambda x: x is None,
@@ -240,7 +241,9 @@ PURE_BUILTINS: dict[str, Callable[..., Any]] = {
     "int": lambda x: int(_num(x, "int")),
     "keyword": lambda s: Keyword(s),
     "symbol": lambda s: Symbol(s),
-    "strings/join": lambda sep, c=None: (sep if c is not None else "").join(to_str(x) for x in (c if c is not None else sep)),
+    "strings/join": lambda sep, c=None: (sep if c is not None else "").join(
+        to_str(x) for x in (c if c is not None else sep)
+    ),
     "strings/split": lambda s, sep: SList(s.split(sep)),
     "strings/includes?": lambda s, sub: sub in s,
     "strings/upper-case": lambda s: s.upper(),
@@ -325,7 +328,7 @@ class Evaluator:
             frame: dict[str, Any] = {}
             if len(args) < len(f.params) or (f.rest is None and len(args) > len(f.params)):
                 raise SpellError(f"{f.name}: wrong number of arguments ({len(args)})")
-            frame.update(zip(f.params, args))
+            frame.update(zip(f.params, args, strict=False))
             if f.rest is not None:
                 frame[f.rest] = SList(args[len(f.params) :])
             local = Env(frame, env)  # dynamic scope: the parent is the *caller's* environment
@@ -357,7 +360,7 @@ class Evaluator:
         if not pairs or len(pairs) % 2:
             raise SpellError(f"{x[0].name} needs name/expression pairs")
         bindings = []
-        for name, expr in zip(pairs[::2], pairs[1::2]):
+        for name, expr in zip(pairs[::2], pairs[1::2], strict=False):
             if not isinstance(name, Symbol):
                 raise SpellError(f"{x[0].name}: binding name must be a symbol, got {pr_str(name)}")
             bindings.append((name.name, self.ev(expr, env)))
@@ -426,7 +429,7 @@ def _sf_let(ev: Evaluator, x: SList, env: Env) -> Any:
     if len(x) < 2 or not isinstance(x[1], Vector) or len(x[1]) % 2:
         raise SpellError("let needs a binding vector of name/value pairs")
     local = Env({}, env)
-    for name, expr in zip(x[1][::2], x[1][1::2]):
+    for name, expr in zip(x[1][::2], x[1][1::2], strict=False):
         if not isinstance(name, Symbol):
             raise SpellError("let: binding names must be symbols")
         local.vars[name.name] = ev.ev(expr, local)
@@ -457,7 +460,7 @@ def _sf_when(ev: Evaluator, x: SList, env: Env) -> Any:
 def _sf_cond(ev: Evaluator, x: SList, env: Env) -> Any:
     if len(x) % 2 == 0:
         raise SpellError("cond needs test/expression pairs")
-    for t, e in zip(x[1::2], x[2::2]):
+    for t, e in zip(x[1::2], x[2::2], strict=False):
         if (isinstance(t, Keyword) and t.name == "else") or _truthy(ev.ev(t, env)):
             return ev.ev(e, env)
     return None
@@ -541,7 +544,7 @@ _SPECIAL: dict[str, Callable[[Evaluator, SList, Env], Any]] = {
 
 def _ho_map(ev: Evaluator, env: Env, f: Any, *colls: Any) -> SList:
     seqs = [_seq(c) for c in colls]
-    return SList(ev.apply(f, list(args), env) for args in zip(*seqs))
+    return SList(ev.apply(f, list(args), env) for args in zip(*seqs, strict=False))
 
 
 def _ho_filter(ev: Evaluator, env: Env, f: Any, coll: Any) -> SList:

@@ -19,7 +19,7 @@ from compute.spell.backends import ScriptedBackend
 from compute.spell.harness import Harness, HarnessConfig, ToolBox
 from compute.spell.reader import ReadError, pr_str, read, read_nodes
 
-_STRINGS = ['plain', 'with "quotes"', "back\\slash", "new\nline", "semi;colon", "paren ( ["]
+_STRINGS = ["plain", 'with "quotes"', "back\\slash", "new\nline", "semi;colon", "paren ( ["]
 
 
 def random_suffix(rng: np.random.Generator, turn: int, max_turns: int, p_malformed: float) -> str:
@@ -50,16 +50,16 @@ def random_suffix(rng: np.random.Generator, turn: int, max_turns: int, p_malform
         trailing = str(
             rng.choice(
                 [
-                    f"'(!call-now v{k} (io/calc \"{k}*3+1\"))",
-                    f"'(!peek c{k} (io/read \"a.txt\"))",
-                    f"'(!call-now w (io/write \"out{k}.txt\" {pr_str(str(rng.choice(_STRINGS)))}))",
+                    f'\'(!call-now v{k} (io/calc "{k}*3+1"))',
+                    f'\'(!peek c{k} (io/read "a.txt"))',
+                    f'\'(!call-now w (io/write "out{k}.txt" {pr_str(str(rng.choice(_STRINGS)))}))',
                     "'(!extend)",
-                    "'(!llm-self \"fuzz child\")",
-                    "'[(!llm-self \"fuzz child\") (!llm-self \"fuzz child\")]",
-                    "'(leaf-llm \"a question\")",
+                    '\'(!llm-self "fuzz child")',
+                    '\'[(!llm-self "fuzz child") (!llm-self "fuzz child")]',
+                    '\'(leaf-llm "a question")',
                     "'(!call-now f (io/flip))",
                     "",  # nothing new: the old trailing form would stay trailing
-                    f"'(str \"done \" {k})",
+                    f'\'(str "done " {k})',
                 ]
             )
         )
@@ -109,9 +109,9 @@ def fuzz_program(seed: int, max_turns: int, p_malformed: float, guard: bool = Tr
         calls["n"] += 1
         return random_suffix(rng, calls["n"], max_turns, p_malformed)
 
-    backend = ScriptedBackend([(r"\A;; fuzz child", "  '(str \"child\"))))"), (r"\A", model)], tail_chars=10**9)
+    backend = ScriptedBackend([(r"\A;; fuzz child", '  \'(str "child"))))'), (r"\A", model)], tail_chars=10**9)
     cfg = HarnessConfig(max_turns=3 * max_turns + 8, max_depth=4, guard_stale=guard)
-    tools = ToolBox({"a.txt": "alpha \"beta\" \\ gamma\nline two"}, seed=seed)
+    tools = ToolBox({"a.txt": 'alpha "beta" \\ gamma\nline two'}, seed=seed)
     h = Harness(backend, tools, cfg, leaf_backend=ScriptedBackend([(r"\A", "forty-two")]))
     h.run("fuzz program")
     rt = sum(roundtrip_failures(p) for r in h.runs for p in r.prefixes)

@@ -235,13 +235,17 @@ class _TurnEffects(EffectContext):
             raise SpellError("!llm-self takes a prefix string")
         child = f"{self.path}/{self.turn}.{self.n_children}"
         self.n_children += 1
-        return self.h.run_agent(prefix if OPEN.strip() in prefix else init_prefix(prefix), self.depth + 1, child, self.path)
+        return self.h.run_agent(
+            prefix if OPEN.strip() in prefix else init_prefix(prefix), self.depth + 1, child, self.path
+        )
 
     def _leaf(self, prompt: Any) -> str:
         text = to_str(prompt)
         self.h.total_tokens += n_tokens(text)
-        out = self.h.backend.complete("Answer in plain text.", text) if self.h.leaf_backend is None else (
-            self.h.leaf_backend.complete("Answer in plain text.", text)
+        out = (
+            self.h.backend.complete("Answer in plain text.", text)
+            if self.h.leaf_backend is None
+            else (self.h.leaf_backend.complete("Answer in plain text.", text))
         )
         self.h.total_tokens += n_tokens(out)
         self.h.leaf_calls += 1

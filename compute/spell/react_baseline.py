@@ -93,7 +93,8 @@ def react_needle_backend(chunk_chars: int) -> ScriptedBackend:
             return f"Thought: read the first file.\nAction: read_range[{files[0]}, 0, {chunk_chars}]"
         path, start = reads[-1][0], int(reads[-1][1])
         if len(obs[-1]) >= chunk_chars:
-            return f"Thought: keep reading {path}.\nAction: read_range[{path}, {start + chunk_chars}, {start + 2 * chunk_chars}]"
+            nxt = start + chunk_chars
+            return f"Thought: keep reading {path}.\nAction: read_range[{path}, {nxt}, {nxt + chunk_chars}]"
         i = files.index(path) + 1
         if i >= len(files):
             return "Thought: no code anywhere.\nAction: finish[none]"

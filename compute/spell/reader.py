@@ -159,7 +159,7 @@ class _Reader:
             if len(items) % 2:
                 raise ReadError("map literal needs an even number of forms", start)
             m = Map()
-            for k, v in zip(items[::2], items[1::2]):
+            for k, v in zip(items[::2], items[1::2], strict=False):
                 try:
                     m[k] = v
                 except TypeError:

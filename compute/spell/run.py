@@ -103,8 +103,14 @@ def games(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 reporter.table(
                     "journal",
                     [
-                        {"turn": e.turn, "run": e.path, "effect": e.name, "form sha256": e.key[:12],
-                         "result sha256": e.result[:12], "replay": e.replay}
+                        {
+                            "turn": e.turn,
+                            "run": e.path,
+                            "effect": e.name,
+                            "form sha256": e.key[:12],
+                            "result sha256": e.result[:12],
+                            "replay": e.replay,
+                        }
                         for e in h.journal
                     ],
                 )
@@ -187,7 +193,9 @@ def context_budget(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]
         row["peak_ratio_spell_over_react"] = round(r["spell_peak"] / max(1, r["react_unbounded_peak"]), 4)
         rows.append(row)
         reporter.table("context", rows)
-        reporter.progress((k + 1) / len(ns), f"N={n}: Spell peak {r['spell_peak']} vs ReAct {r['react_unbounded_peak']}")
+        reporter.progress(
+            (k + 1) / len(ns), f"N={n}: Spell peak {r['spell_peak']} vs ReAct {r['react_unbounded_peak']}"
+        )
         if reporter.should_stop():
             break
     main = main or rows[-1]
@@ -307,6 +315,8 @@ def gsm(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         for a, s in stats.items()
     ]
     reporter.table("gsm", rows)
-    return {f"{r['agent']}_accuracy": r["accuracy"] for r in rows} | {
-        f"{r['agent']}_mean_tokens": r["mean_tokens"] for r in rows
-    } | {"problems": n, "backend": cfg.backend, "spell_replays": stats["spell"]["replays"]}
+    return (
+        {f"{r['agent']}_accuracy": r["accuracy"] for r in rows}
+        | {f"{r['agent']}_mean_tokens": r["mean_tokens"] for r in rows}
+        | {"problems": n, "backend": cfg.backend, "spell_replays": stats["spell"]["replays"]}
+    )

@@ -8,8 +8,9 @@ runs in the interpreter; the scripted "model" only chooses what text to append.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,8 +41,8 @@ def _child_values(h: Harness) -> list[Any]:
 # -- 1. hello world via a child call -------------------------------------------------------------
 def hello(seed: int, cfg: HarnessConfig, backend: Backend | None = None) -> TaskResult:
     rules = [
-        (_START.format("hello-world"), "  (think \"delegate to a child\")\n  '(!llm-self \"greet: say hello, world\"))))"),
-        (_START.format("greet:"), "  '(str \"hello, \" \"world\"))))"),
+        (_START.format("hello-world"), '  (think "delegate to a child")\n  \'(!llm-self "greet: say hello, world"))))'),
+        (_START.format("greet:"), '  \'(str "hello, " "world"))))'),
     ]
     h = Harness(backend or ScriptedBackend(rules), ToolBox(seed=seed), cfg)
     v = h.run("hello-world: ask a child to greet")
@@ -55,7 +56,7 @@ def coin_flip(seed: int, cfg: HarnessConfig, backend: Backend | None = None) -> 
     def decide(m: re.Match[str], prefix: str) -> str:
         d = int(m.group(1))
         nxt = pr_str(f"coin-flip depth={d + 1}")
-        return f"  '(if (= c \"heads\") {d} (!llm-self {nxt})))))"
+        return f'  \'(if (= c "heads") {d} (!llm-self {nxt})))))'
 
     rules = [
         (r"\A;; coin-flip depth=(\d+).*\(def c \"(?:heads|tails)\"\)\n\Z", decide),
@@ -95,7 +96,8 @@ def auction(seed: int, cfg: HarnessConfig, backend: Backend | None = None, n_bid
     report_bids = list(v.get(Keyword("bids"), [])) if ok else []
     checks = {
         "report bids = children's return values": ok and report_bids == children and len(children) == n_bidders,
-        "winner is the highest bid": ok and v.get(Keyword("price")) == max(children or [0])
+        "winner is the highest bid": ok
+        and v.get(Keyword("price")) == max(children or [0])
         and v.get(Keyword("winner")) == children.index(max(children)) + 1,
     }
     return TaskResult("auction", v, checks, h)
@@ -201,7 +203,8 @@ def spell_needle_backend(chunk_chars: int) -> ScriptedBackend:
     """Scripted Spell agent: list files, then !peek one chunk at a time, persisting only the cursor (i, j)."""
 
     def after_ls(m: re.Match[str], prefix: str) -> str:
-        return f"  (persist i 0)\n  (persist j 0)\n  '(!peek content (io/read-range (nth files i) j (+ j {chunk_chars}))))))"
+        peek = f"'(!peek content (io/read-range (nth files i) j (+ j {chunk_chars})))"
+        return f"  (persist i 0)\n  (persist j 0)\n  {peek})))"
 
     def after_peek(m: re.Match[str], prefix: str) -> str:
         at = prefix.rfind("(def content ")
@@ -231,8 +234,11 @@ def spell_needle_backend(chunk_chars: int) -> ScriptedBackend:
 # -- 7. templated GSM problems with a calculator ---------------------------------------------------
 _GSM = [
     ("{a} boxes each hold {b} pens and {c} pens are lost. How many pens are left?", "{a}*{b}-{c}"),
-    ("A shop sells {a} apples in the morning and {b} in the afternoon at {c} dollars each. "
-     "How many dollars does it take in?", "({a}+{b})*{c}"),
+    (
+        "A shop sells {a} apples in the morning and {b} in the afternoon at {c} dollars each. "
+        "How many dollars does it take in?",
+        "({a}+{b})*{c}",
+    ),
     ("Tom has {a} marbles and gives {b} to each of his {c} friends. How many marbles does he keep?", "{a}-{b}*{c}"),
     ("A train runs at {a} km per hour for {b} hours and then {c} km more. How far does it go?", "{a}*{b}+{c}"),
 ]

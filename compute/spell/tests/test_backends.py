@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ class _Fake(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         _Fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-        suffix = "  '(str \"hi from the endpoint\"))))"
+        suffix = '  \'(str "hi from the endpoint"))))'
         if self.path.endswith("/completions") and "prompt" in body:
             out = {"choices": [{"text": suffix}], "usage": {"prompt_tokens": 5, "completion_tokens": 3}}
         elif "tools" in body:

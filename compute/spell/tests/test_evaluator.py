@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from compute.spell.edits import apply_edits, reopen
-from compute.spell.evaluator import EffectContext, Effect, SpellError, UnboundSymbol, evaluate
+from compute.spell.evaluator import Effect, EffectContext, SpellError, UnboundSymbol, evaluate
 from compute.spell.reader import Keyword, SList, Symbol, Vector, read
 
 
@@ -32,9 +32,9 @@ LISP_SUITE = [
     ("(do (def a 5) (defn sq [x] (* x x)) (sq a))", 25),
     ("(defn fact [n] (if (<= n 1) 1 (* n (fact (dec n))))) (fact 10)", 3628800),
     ("((fn [a & more] (count more)) 1 2 3)", 2),
-    ("(str \"a\" 1 nil :k)", "a1:k"),
+    ('(str "a" 1 nil :k)', "a1:k"),
     ("(count [1 2 3])", 3),
-    ("(subs \"hello\" 1 3)", "el"),
+    ('(subs "hello" 1 3)', "el"),
     ("(first '(9 8))", 9),
     ("(rest [1 2 3])", SList([2, 3])),
     ("(conj [1 2] 3)", Vector([1, 2, 3])),
@@ -45,14 +45,14 @@ LISP_SUITE = [
     ("(filter (fn [x] (> x 1)) [1 2 3])", SList([2, 3])),
     ("(reduce + 0 [1 2 3 4])", 10),
     ("(apply max [3 9 2])", 9),
-    ("(read-string \"(a b)\")", SList([Symbol("a"), Symbol("b")])),
+    ('(read-string "(a b)")', SList([Symbol("a"), Symbol("b")])),
     ("(cond false 1 (= 1 2) 2 :else 3)", 3),
     ("(and 1 nil 2)", None),
     ("(or nil false 4)", 4),
-    ("(strings/join \",\" [1 2])", "1,2"),
-    ("(strings/re-find \"code (\\\\d+)\" \"the code 42\")", Vector(["code 42", "42"])),
+    ('(strings/join "," [1 2])', "1,2"),
+    ('(strings/re-find "code (\\\\d+)" "the code 42")', Vector(["code 42", "42"])),
     ("(math/sqrt 16)", 4.0),
-    ("(think \"anything\")", None),
+    ('(think "anything")', None),
     ("(subvec [1 2 3 4] 1 3)", Vector([2, 3])),
     ("(index-of [5 6 7] 7)", 2),
 ]
@@ -81,7 +81,10 @@ class Counting(EffectContext):
         self.calls: list[str] = []
 
     def table(self) -> dict:
-        return {"!llm-self": Effect("!llm-self", lambda p: f"child saw {p}"), "io/flip": Effect("io/flip", lambda: "heads")}
+        return {
+            "!llm-self": Effect("!llm-self", lambda p: f"child saw {p}"),
+            "io/flip": Effect("io/flip", lambda: "heads"),
+        }
 
     def invoke(self, effect: Effect, args: list, form: object, origin: int) -> object:
         self.calls.append(effect.name)
@@ -97,7 +100,7 @@ def test_effects_are_unbound_outside_eval() -> None:
 
 def test_quoted_trailing_effect_runs_exactly_once() -> None:
     fx = Counting()
-    out = evaluate("(quine completion (eval (do (def a 1) '(!llm-self \"Yes\"))))", fx)
+    out = evaluate('(quine completion (eval (do (def a 1) \'(!llm-self "Yes"))))', fx)
     assert out == "child saw Yes" and fx.calls == ["!llm-self"]
 
 
@@ -143,7 +146,7 @@ def test_reopen_strips_the_wrapper_closers() -> None:
 
 
 @pytest.mark.parametrize(
-    "src", ["(undefined-fn 1)", "(1 2)", "(subs \"ab\" 5)", "(/ 1 0)", "(let [x] x)", "(defn f [] (f)) (f)"]
+    "src", ["(undefined-fn 1)", "(1 2)", '(subs "ab" 5)', "(/ 1 0)", "(let [x] x)", "(defn f [] (f)) (f)"]
 )
 def test_runtime_errors_are_spell_errors(src: str) -> None:
     with pytest.raises(SpellError):

@@ -18,8 +18,8 @@ START = r"\(do\n\Z"
 
 def test_edit_and_re_eval_does_not_rerun_a_model_call() -> None:
     rules = [
-        (START, "  '(!call-now x (leaf-llm \"what is 6*7?\")))))"),
-        (r"\(def x \"42\"\)\n\Z", "  (def y (str x \"!\"))\n  '(str y))))"),
+        (START, '  \'(!call-now x (leaf-llm "what is 6*7?")))))'),
+        (r"\(def x \"42\"\)\n\Z", '  (def y (str x "!"))\n  \'(str y))))'),
     ]
     leaf = ScriptedBackend([(r"6\*7", "42")])
     h = Harness(ScriptedBackend(rules), ToolBox(), leaf_backend=leaf)
@@ -46,8 +46,8 @@ def test_stale_trailing_form_is_refused_and_the_journal_detects_it_when_unguarde
 
 def test_fork_produces_two_children_and_binds_both() -> None:
     rules = [
-        (r"\A;; child (\w)", lambda m, p: f"  '(str \"got {m.group(1)}\"))))"),
-        (START, "  '(!call-now both [(!llm-self \"child a\") (!llm-self \"child b\")]))))"),
+        (r"\A;; child (\w)", lambda m, p: f'  \'(str "got {m.group(1)}"))))'),
+        (START, '  \'(!call-now both [(!llm-self "child a") (!llm-self "child b")]))))'),
         (r"\(def both .*\)\n\Z", "  'both)))"),
     ]
     h = Harness(ScriptedBackend(rules), ToolBox())
@@ -56,7 +56,7 @@ def test_fork_produces_two_children_and_binds_both() -> None:
 
 
 def test_infinite_self_recursion_stops_at_max_depth_within_a_second() -> None:
-    h = Harness(ScriptedBackend([(START, "  '(!llm-self \"again\"))))")]), ToolBox(), HarnessConfig(max_depth=16))
+    h = Harness(ScriptedBackend([(START, '  \'(!llm-self "again"))))')]), ToolBox(), HarnessConfig(max_depth=16))
     t0 = time.perf_counter()
     v = h.run("again")
     assert time.perf_counter() - t0 < 1.0
@@ -80,14 +80,14 @@ def test_repair_after_one_error() -> None:
 
 def test_large_outputs_are_stored_with_a_truncated_preview() -> None:
     big = "x" * 25_000
-    rules = [(START, "  '(!call-now f (io/read \"big.txt\")))))"), (r"\(def f \(stored", "  '(count f))))")]
+    rules = [(START, '  \'(!call-now f (io/read "big.txt")))))'), (r"\(def f \(stored", "  '(count f))))")]
     h = Harness(ScriptedBackend(rules), ToolBox({"big.txt": big}), HarnessConfig(store_cap=10_000))
     assert h.run("t") == 25_000
     assert "TRUNCATED preview" in h.runs[0].prefixes[-1] and len(h.runs[0].prefixes[-1]) < 2000
 
 
 def test_prefix_budget_returns_an_error_value() -> None:
-    rules = [(START, "  '(!call-now f (io/read \"a\")))))"), (r"\(def f", "  '(!extend))))")]
+    rules = [(START, '  \'(!call-now f (io/read "a")))))'), (r"\(def f", "  '(!extend))))")]
     h = Harness(ScriptedBackend(rules), ToolBox({"a": "y" * 4000}), HarnessConfig(max_prefix_tokens=500))
     v = h.run("t")
     assert is_error(v) and "max_prefix_tokens" in v[Keyword("error")]

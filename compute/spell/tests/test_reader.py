@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compute.spell.evaluator import evaluate
 from compute.spell.reader import (
     Keyword,
     Map,
@@ -19,7 +20,6 @@ from compute.spell.reader import (
     read_all,
     read_nodes,
 )
-from compute.spell.evaluator import evaluate
 
 SRC = """(quine completion (eval (do ; a comment
   (def s "a \\"quoted\\" \\\\ back\\nslash")  [1 -2.5 :kw {:a nil}]
@@ -43,15 +43,21 @@ def test_quine_binds_exact_text_with_comments_and_whitespace() -> None:
 
 def test_atoms_and_quote() -> None:
     assert read("'x") == SList([Symbol("quote"), Symbol("x")])
-    assert read("[1 2.0 nil true false :k \"s\"]") == Vector([1, 2.0, None, True, False, Keyword("k"), "s"])
+    assert read('[1 2.0 nil true false :k "s"]') == Vector([1, 2.0, None, True, False, Keyword("k"), "s"])
     assert read("{:a 1}") == Map({Keyword("a"): 1})
     assert read_all("1 ; c\n 2") == [1, 2]
 
 
 @pytest.mark.parametrize(
     ("src", "fragment"),
-    [("(+ 1 2", "unbalanced"), ('"abc', "unterminated string"), ("(a]", "mismatched"), (")", "unexpected"),
-     ("{:a}", "even number"), ('"\\q"', "unknown escape")],
+    [
+        ("(+ 1 2", "unbalanced"),
+        ('"abc', "unterminated string"),
+        ("(a]", "mismatched"),
+        (")", "unexpected"),
+        ("{:a}", "even number"),
+        ('"\\q"', "unknown escape"),
+    ],
 )
 def test_malformed_input_gives_a_clear_error(src: str, fragment: str) -> None:
     with pytest.raises(ReadError) as exc:
@@ -62,7 +68,7 @@ def test_malformed_input_gives_a_clear_error(src: str, fragment: str) -> None:
 atoms = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(-10**12, 10**12),
+    st.integers(-(10**12), 10**12),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
     st.sampled_from(["a", "x-y", "!llm-self", "io/read", "ok?", "*", "f2"]).map(Symbol),
