@@ -21,6 +21,7 @@ import ast
 import hashlib
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -289,9 +290,11 @@ class Harness:
         config: HarnessConfig | None = None,
         system: str = SYSTEM_PROMPT,
         leaf_backend: Backend | None = None,
+        should_stop: Callable[[], bool] | None = None,
     ) -> None:
         self.backend = backend
         self.leaf_backend = leaf_backend
+        self.should_stop = should_stop or (lambda: False)  # polled between turns (cancellation)
         self.tools = tools or ToolBox()
         self.cfg = config or HarnessConfig()
         self.system = system
@@ -343,6 +346,8 @@ class Harness:
             return v
         failures = 0
         for _ in range(self.cfg.max_turns):
+            if self.should_stop():
+                return self._finish(rec, error_value("cancelled"))
             ptoks = n_tokens(self.system) + n_tokens(prefix)
             if n_tokens(prefix) > self.cfg.max_prefix_tokens:
                 return self._finish(rec, error_value(f"max_prefix_tokens {self.cfg.max_prefix_tokens} exceeded"))
@@ -373,8 +378,9 @@ class Harness:
                     raise SpellError("more than one turn producer (!call-now/!peek/!extend) in one trailing form")
                 if effects.turns and value is not effects.turns[0]:
                     raise SpellError("a turn producer must be the whole trailing form")
-            except (ReadError, SpellError, RecursionError) as exc:
-                tr.effects, tr.message = effects.fired, str(exc)
+            except Exception as exc:  # noqa: BLE001 - model text must never crash the harness
+                known = isinstance(exc, (ReadError, SpellError))
+                tr.effects, tr.message = effects.fired, str(exc) if known else f"{type(exc).__name__}: {exc}"
                 self.errors += 1
                 failures += 1
                 if failures > self.cfg.max_parse_retries:

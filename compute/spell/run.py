@@ -7,6 +7,7 @@ E4 ``replay_fuzz``    — random programs with effects and edit markers: replays
 
 from __future__ import annotations
 
+import difflib
 import os
 from typing import Any
 
@@ -29,6 +30,19 @@ def _icicle(h: Harness, title: str) -> dict[str, Any]:
         "data": [{"type": "icicle", "ids": ids, "labels": labels, "parents": parents, "values": [1] * len(ids)}],
         "layout": {"title": title, "margin": {"t": 40, "l": 0, "r": 0, "b": 0}},
     }
+
+
+def prefix_diffs(h: Harness) -> dict[int, str]:
+    """turn → the +/- lines between the prefix the model got and the next prefix of the same run (edits included)."""
+    out: dict[int, str] = {}
+    for rec in h.runs:
+        turns = [t for t in h.turns if t.path == rec.path]
+        for k, t in enumerate(turns):
+            if k + 1 < len(rec.prefixes):
+                a, b = rec.prefixes[k].splitlines(), rec.prefixes[k + 1].splitlines()
+                lines = [ln for ln in difflib.unified_diff(a, b, lineterm="", n=0) if ln[:1] in "+-"]
+                out[t.turn] = "\n".join(ln for ln in lines if not ln.startswith(("+++", "---")))
+    return out
 
 
 def _endpoint(cfg: GamesConfig) -> OpenAICompatBackend:
@@ -85,13 +99,15 @@ def games(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             )
             if shown is None:
                 shown = h
+                diffs = prefix_diffs(h)
                 for t in h.turns:
                     program.append(
                         {
                             "turn": t.turn,
                             "run": t.path,
                             "prefix_tokens": t.prefix_tokens,
-                            "appended (diff)": t.suffix,
+                            "appended by the model": t.suffix,
+                            "next prefix diff (splices and edits)": diffs.get(t.turn, ""),
                             "outcome": t.outcome,
                             "edits": t.edits,
                             "effects": t.effects,

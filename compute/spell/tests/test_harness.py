@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compute.spell.backends import ReplayBackend, ScriptedBackend
 from compute.spell.fuzz import fuzz_program
@@ -160,3 +162,23 @@ def test_gsm_spell_agent_uses_the_calculator_and_matches_the_known_answers() -> 
         h = Harness(spell_gsm_backend(), ToolBox())
         assert h.run("gsm: " + q) == ans
         assert [e.name for e in h.journal] == ["io/calc", "!call-now"] and h.replays == 0
+
+
+def test_cancellation_is_polled_between_turns() -> None:
+    calls = {"n": 0}
+
+    def stop() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 2
+
+    h = Harness(ScriptedBackend([(r"\A", "  '(!extend))))")]), ToolBox(), should_stop=stop)
+    v = h.run("loop forever")
+    assert is_error(v) and v[Keyword("error")] == "cancelled" and len(h.turns) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="()[]{}'\"\\;:!io/ab12 \n-", max_size=60))
+def test_arbitrary_model_text_never_crashes_the_harness(suffix: str) -> None:
+    h = Harness(ScriptedBackend([(r"\A", suffix)]), ToolBox(), HarnessConfig(max_turns=4, max_depth=2))
+    h.run("garbage")  # must return (a value or an error value), never raise
+    assert h.replays == 0
