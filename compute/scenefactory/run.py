@@ -337,6 +337,12 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     return s
 
 
+def _hydro_kmh(h_mm: float) -> float | None:
+    """Hydroplaning speed [km/h] of the ALL model, None when dry or beyond 300 km/h (no practical μ → 0)."""
+    v = hydroplaning_speed(h_mm) * 3.6 if h_mm > 0 else None
+    return v if v is not None and v < 300 else None
+
+
 # ------------------------------------------------------------------------------------------------
 # E4 — wet road
 # ------------------------------------------------------------------------------------------------
@@ -356,7 +362,7 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             {
                 "film_mm": h,
                 "mu_50kmh_AC": float(all_friction(13.89, h, "AC")),
-                "hydroplaning_kmh": hydroplaning_speed(h) * 3.6 if h > 0 else None,
+                "hydroplaning_kmh": _hydro_kmh(h),
             }
             for h in cfg.depths
         ],
