@@ -48,26 +48,52 @@ def _common(sources: list[Any], default_source: str = "fd001") -> list[Any]:
     """The STEP hyper-parameters every experiment shares (names mirror compute.progression.config.StepConfig)."""
     return [
         Choice("source", default_source, choices=sources, label="data source", group="Data"),
-        Int("n_units", 100, min=20, max=300, label="training units", help="run-to-failure units (as many test units)",
-            group="Data"),
+        Int(
+            "n_units",
+            100,
+            min=20,
+            max=300,
+            label="training units",
+            help="run-to-failure units (as many test units)",
+            group="Data",
+        ),
         Int("window", 10, min=5, max=30, label="window w (cycles)", group="Data"),
         Int("z_dim", 4, min=2, max=32, label="latent size z_dim", group="STEP"),
         Int("epochs", 30, min=1, max=200, label="epochs", help="paper: 200", group="STEP"),
         Float("alpha", 1.0, min=0.0, max=5.0, label="triplet weight α", group="STEP"),
-        Float("beta", 0.1, min=0.0, max=1.0, label="prototype weight β",
-              help="β_t = max(β·0.95^epoch, 0.05); β = 0 switches the prototypes off", group="STEP"),
-        Choice("grouping", "rul", choices=[("rul", "RUL groups (released code)"),
-                                           ("time", "life-fraction groups t/T (label-free ablation)")],
-               label="triplet grouping", group="STEP"),
-        Choice("tokenisation", "flat", choices=[("flat", "flattened window, 1 token (as released)"),
-                                                ("cycle", "one token per cycle (ablation)")],
-               label="encoder tokens", group="STEP"),
+        Float(
+            "beta",
+            0.1,
+            min=0.0,
+            max=1.0,
+            label="prototype weight β",
+            help="β_t = max(β·0.95^epoch, 0.05); β = 0 switches the prototypes off",
+            group="STEP",
+        ),
+        Choice(
+            "grouping",
+            "rul",
+            choices=[("rul", "RUL groups (released code)"), ("time", "life-fraction groups t/T (label-free ablation)")],
+            label="triplet grouping",
+            group="STEP",
+        ),
+        Choice(
+            "tokenisation",
+            "flat",
+            choices=[("flat", "flattened window, 1 token (as released)"), ("cycle", "one token per cycle (ablation)")],
+            label="encoder tokens",
+            group="STEP",
+        ),
     ]
 
 
-LOSS_PANEL = Line("Loss components and β_t", keys=["loss/recon", "loss/triplet", "loss/proto", "loss/beta_t"],
-                  x_label="epoch", y_log=True)
-SMOKE = {"n_units": 20, "epochs": 2}
+LOSS_PANEL = Line(
+    "Loss components and β_t",
+    keys=["loss/recon", "loss/triplet", "loss/proto", "loss/beta_t"],
+    x_label="epoch",
+    y_log=True,
+)
+SMOKE = {"n_units": 20, "epochs": 1}
 
 EXPERIMENTS = [
     Experiment(
@@ -90,8 +116,13 @@ EXPERIMENTS = [
         presets={
             "smoke": {**SMOKE, "head_epochs": 1},
             "margin over seeds (CPU)": {"source": "fd001", "n_seeds": 3, "epochs": 20, "n_units": 60},
-            "README table: FD001-FD004, z=4": {"source": "fd_all", "epochs": 200, "n_seeds": 3, "ssl_baselines": True,
-                                               "head_epochs": 30},
+            "README table: FD001-FD004, z=4": {
+                "source": "fd_all",
+                "epochs": 200,
+                "n_seeds": 3,
+                "ssl_baselines": True,
+                "head_epochs": 30,
+            },
         },
         panels=[
             LOSS_PANEL,
@@ -145,8 +176,10 @@ EXPERIMENTS = [
             Int("max_horizon", 20, min=2, max=40, label="max horizon H"),
             Int("head_epochs", 10, min=1, max=100, label="GRU epochs"),
         ],
-        presets={"smoke": {**SMOKE, "head_epochs": 1}, "paper figure: horizons 1-20": {"epochs": 60,
-                                                                                      "head_epochs": 30}},
+        presets={
+            "smoke": {**SMOKE, "head_epochs": 1},
+            "paper figure: horizons 1-20": {"epochs": 60, "head_epochs": 30},
+        },
         panels=[
             Line("Forecast RMSE vs horizon", keys=["forecast/*"], x_label="horizon (cycles)", y_label="RMSE (deg)"),
             Table("Forecast errors", key="forecast_errors"),

@@ -21,7 +21,14 @@ import numpy as np
 N_SENSORS = 21
 CONSTANT_SENSORS = (0, 4, 5, 9, 15, 17, 18)  # FD001's flat channels (sensors 1, 5, 6, 10, 16, 18, 19)
 SETTING_CENTRES = np.array(  # (altitude kft, Mach, TRA): the six FD002 operating clusters
-    [[0.0, 0.0, 100.0], [10.0, 0.25, 100.0], [20.0, 0.70, 100.0], [25.0, 0.62, 60.0], [35.0, 0.84, 100.0], [42.0, 0.84, 100.0]]
+    [
+        [0.0, 0.0, 100.0],
+        [10.0, 0.25, 100.0],
+        [20.0, 0.70, 100.0],
+        [25.0, 0.62, 60.0],
+        [35.0, 0.84, 100.0],
+        [42.0, 0.84, 100.0],
+    ]
 )
 VARIANTS = {  # name -> (n_conditions, n_fault_modes)
     "fd001": (1, 1),
@@ -172,7 +179,10 @@ def reacher_like(n_train: int, n_test: int, seed: int, n_holdout: int = 0) -> Da
 
     def fk(q: np.ndarray) -> np.ndarray:
         return np.stack(
-            [l1 * np.cos(q[:, 0]) + l2 * np.cos(q[:, 0] + q[:, 1]), l1 * np.sin(q[:, 0]) + l2 * np.sin(q[:, 0] + q[:, 1])],
+            [
+                l1 * np.cos(q[:, 0]) + l2 * np.cos(q[:, 0] + q[:, 1]),
+                l1 * np.sin(q[:, 0]) + l2 * np.sin(q[:, 0] + q[:, 1]),
+            ],
             axis=1,
         )
 

@@ -32,15 +32,24 @@ class StepEncoder(nn.Module):
     4-layer transformer (d_model 32, 8 heads, GELU) sees a length-1 sequence and attention is trivial (an MLP
     in effect). ``"cycle"`` (ablation) makes each of the w cycles a token with a learned positional embedding."""
 
-    def __init__(self, window: int, n_channels: int, z_dim: int, d_model: int = 32, n_layers: int = 4,
-                 n_heads: int = 8, tokenisation: str = "flat") -> None:
+    def __init__(
+        self,
+        window: int,
+        n_channels: int,
+        z_dim: int,
+        d_model: int = 32,
+        n_layers: int = 4,
+        n_heads: int = 8,
+        tokenisation: str = "flat",
+    ) -> None:
         super().__init__()
         self.tokenisation = tokenisation
         n_tok, in_dim = (1, window * n_channels) if tokenisation == "flat" else (window, n_channels)
         self.inp = nn.Linear(in_dim, d_model)
         self.pos = nn.Parameter(torch.zeros(1, n_tok, d_model))
-        layer = nn.TransformerEncoderLayer(d_model, n_heads, dim_feedforward=4 * d_model, dropout=0.0,
-                                           activation="gelu", batch_first=True)
+        layer = nn.TransformerEncoderLayer(
+            d_model, n_heads, dim_feedforward=4 * d_model, dropout=0.0, activation="gelu", batch_first=True
+        )
         self.transformer = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
         self.head = nn.Sequential(nn.Linear(d_model, d_model), nn.GELU(), nn.Linear(d_model, z_dim))
 
@@ -76,10 +85,12 @@ class StepModel(nn.Module):
     def __init__(self, window: int, n_channels: int, cfg: StepConfig) -> None:
         super().__init__()
         self.window, self.n_channels = window, n_channels
-        self.encoder = StepEncoder(window, n_channels, cfg.z_dim, cfg.d_model, cfg.n_layers, cfg.n_heads,
-                                   cfg.tokenisation)
-        self.decoder = nn.Sequential(nn.Linear(cfg.z_dim, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU(),
-                                     nn.Linear(64, window * n_channels))
+        self.encoder = StepEncoder(
+            window, n_channels, cfg.z_dim, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.tokenisation
+        )
+        self.decoder = nn.Sequential(
+            nn.Linear(cfg.z_dim, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU(), nn.Linear(64, window * n_channels)
+        )
         eye = torch.eye(cfg.z_dim)
         self.register_buffer("e1", eye[0].clone())  # "initial state" prototype
         self.register_buffer("e2", eye[1].clone())  # "end state" prototype
@@ -98,8 +109,9 @@ def triplet_loss(z_a: torch.Tensor, z_p: torch.Tensor, z_n: torch.Tensor, margin
     return torch.relu(cos(z_a, z_n, dim=-1) - cos(z_a, z_p, dim=-1) + margin).mean()
 
 
-def proto_loss(z: torch.Tensor, is_start: torch.Tensor, is_end: torch.Tensor, e1: torch.Tensor,
-               e2: torch.Tensor) -> torch.Tensor:
+def proto_loss(
+    z: torch.Tensor, is_start: torch.Tensor, is_end: torch.Tensor, e1: torch.Tensor, e2: torch.Tensor
+) -> torch.Tensor:
     """MSE(z, e1) over start windows + MSE(z, e2) over end windows (each term 0 when the batch has none)."""
     loss = z.new_zeros(())
     if is_start.any():
@@ -184,8 +196,9 @@ class TripletSampler:
         return pos, neg
 
 
-def naive_sample(unit: np.ndarray, group: np.ndarray, key: np.ndarray, margin: float, idx: np.ndarray,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def naive_sample(
+    unit: np.ndarray, group: np.ndarray, key: np.ndarray, margin: float, idx: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Released-style sampler: rebuilds the candidate lists item by item (O(N) per anchor, O(N^2) per epoch)."""
     all_idx = np.arange(len(unit))
     pos, neg = np.empty(len(idx), np.int64), np.empty(len(idx), np.int64)

@@ -81,8 +81,14 @@ def lr_on_features(F_train: np.ndarray, Wtr: Windows, F_test: np.ndarray, Wte: W
     return np.clip(predict_linear(w, F_test[Wte.last_rows()]), 0.0, None)
 
 
-def train_step(prep: Prepared, cfg: StepConfig, reporter: Reporter | None, prefix: str = "loss",
-               progress: tuple[float, float] = (0.0, 1.0), track_rmse: str | None = None) -> LatentFit:
+def train_step(
+    prep: Prepared,
+    cfg: StepConfig,
+    reporter: Reporter | None,
+    prefix: str = "loss",
+    progress: tuple[float, float] = (0.0, 1.0),
+    track_rmse: str | None = None,
+) -> LatentFit:
     """Train STEP; optionally report the LR-STEP test RMSE after every epoch under ``track_rmse``."""
 
     def on_epoch(epoch: int, model: StepModel) -> None:
@@ -100,8 +106,9 @@ def train_step(prep: Prepared, cfg: StepConfig, reporter: Reporter | None, prefi
 # ------------------------------------------------------------------------------------------------
 # 1. RUL / end state
 # ------------------------------------------------------------------------------------------------
-def _rul_one(src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[float, float],
-             first: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:
+def _rul_one(
+    src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[float, float], first: bool
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """All methods on one (source, seed): predictions at the test units' last windows, and the capped truth."""
     seed_everything(cfg.seed)
     prep = prepare(make_dataset(src, cfg.n_units, cfg.seed), cfg.window)
@@ -110,8 +117,9 @@ def _rul_one(src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[floa
     n_parts = 1 + int(cfg.baselines) + 2 * int(cfg.ssl_baselines)
     span = (p1 - p0) / n_parts
     tag = f"{src}/seed{cfg.seed}"
-    fit = train_step(prep, cfg, reporter, "loss" if first else f"loss_{tag}", (p0, p0 + span),
-                     f"rmse_epoch/{src}" if first else None)
+    fit = train_step(
+        prep, cfg, reporter, "loss" if first else f"loss_{tag}", (p0, p0 + span), f"rmse_epoch/{src}" if first else None
+    )
     preds: dict[str, np.ndarray] = {}
     Ftr, Fte = _features(fit, "train"), _features(fit, "test")
     preds["LR-STEP"] = lr_on_features(Ftr, prep.train, Fte, prep.test, cfg.rul_cap)
@@ -128,7 +136,9 @@ def _rul_one(src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[floa
     for i, kind in enumerate(("ae", "softclt")):
         name = "AE" if kind == "ae" else "SoftCLT"
         pr = (p0 + (part + i) * span, p0 + (part + 1 + i) * span)
-        enc, _ = train_encoder(prep.train, cfg, reporter, kind, "baseline_loss" if first else f"baseline_{tag}", None, pr)
+        enc, _ = train_encoder(
+            prep.train, cfg, reporter, kind, "baseline_loss" if first else f"baseline_{tag}", None, pr
+        )
         ztr, zte = encode(enc, prep.train.X, cfg.device), encode(enc, prep.test.X, cfg.device)
         preds[f"LR-{name}"] = lr_on_features(ztr, prep.train, zte, prep.test, cfg.rul_cap)
         preds[f"Tr-{name}"] = tr_head_rul(ztr, prep.train, zte, prep.test, cfg, cfg.seed)
@@ -172,20 +182,23 @@ def rul_end_state(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     return summary
 
 
-def _report_rul_tables(reporter: Reporter, scores: dict[tuple[str, str], dict[str, list[float]]],
-                       sources: tuple[str, ...], n_seeds: int) -> None:
+def _report_rul_tables(
+    reporter: Reporter, scores: dict[tuple[str, str], dict[str, list[float]]], sources: tuple[str, ...], n_seeds: int
+) -> None:
     rows = []
     for (src, m), d in scores.items():
-        rows.append({
-            "label": f"{src} {m}" if len(sources) > 1 else m,
-            "source": src,
-            "method": m,
-            "rmse": round(float(np.mean(d["rmse"])), 3),
-            "rmse_std": round(float(np.std(d["rmse"])), 3),
-            "phm_score": round(float(np.mean(d["score"])), 1),
-            "phm_score_std": round(float(np.std(d["score"])), 1),
-            "seeds": len(d["rmse"]),
-        })
+        rows.append(
+            {
+                "label": f"{src} {m}" if len(sources) > 1 else m,
+                "source": src,
+                "method": m,
+                "rmse": round(float(np.mean(d["rmse"])), 3),
+                "rmse_std": round(float(np.std(d["rmse"])), 3),
+                "phm_score": round(float(np.mean(d["score"])), 1),
+                "phm_score_std": round(float(np.std(d["score"])), 1),
+                "seeds": len(d["rmse"]),
+            }
+        )
     reporter.table("rul_methods", rows)
     paper_rows = []
     for m, ref in PAPER_RMSE.items():
@@ -200,12 +213,29 @@ def _report_rul_tables(reporter: Reporter, scores: dict[tuple[str, str], dict[st
 
 
 def _pred_true_figure(truth: np.ndarray, preds: dict[str, np.ndarray], src: str) -> dict[str, Any]:
-    data = [{"type": "scatter", "mode": "markers", "name": m, "x": truth.tolist(), "y": p.tolist()} for m, p in preds.items()]
+    data = [
+        {"type": "scatter", "mode": "markers", "name": m, "x": truth.tolist(), "y": p.tolist()}
+        for m, p in preds.items()
+    ]
     top = float(max(truth.max(), *(p.max() for p in preds.values())))
-    data.append({"type": "scatter", "mode": "lines", "name": "ideal", "x": [0, top], "y": [0, top],
-                 "line": {"dash": "dash", "color": "grey"}})
-    return {"data": data, "layout": {"title": f"{src}: predicted vs true RUL (last window)",
-                                     "xaxis": {"title": "true RUL (capped)"}, "yaxis": {"title": "predicted RUL"}}}
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "ideal",
+            "x": [0, top],
+            "y": [0, top],
+            "line": {"dash": "dash", "color": "grey"},
+        }
+    )
+    return {
+        "data": data,
+        "layout": {
+            "title": f"{src}: predicted vs true RUL (last window)",
+            "xaxis": {"title": "true RUL (capped)"},
+            "yaxis": {"title": "predicted RUL"},
+        },
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -255,18 +285,20 @@ def latent_compass(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]
         pred = lr_on_features(_features(fit, "train"), prep.train, _features(fit, "test"), prep.test, cfg.rul_cap)
         key = ["main", "grouping", "beta0"][i]
         reporter.series(f"spearman/{key}", list(range(len(q["spearman"]))), q["spearman"].tolist())
-        rows.append({
-            "variant": name,
-            "median Spearman(theta, 1-h)": round(q["median_spearman"], 3),
-            "|theta| start (deg)": round(q["start_deg"], 1),
-            "theta end (deg)": round(q["end_deg"], 1),
-            "start to e1 (deg)": round(q["start_to_e1_deg"], 1),
-            "end to e2 (deg)": round(q["end_to_e2_deg"], 1),
-            "monotonicity": round(q["monotonicity"], 3),
-            "trendability": round(q["trendability"], 3),
-            "prognosability": round(q["prognosability"], 3),
-            "LR-STEP RMSE": round(rmse(pred, truth), 2),
-        })
+        rows.append(
+            {
+                "variant": name,
+                "median Spearman(theta, 1-h)": round(q["median_spearman"], 3),
+                "|theta| start (deg)": round(q["start_deg"], 1),
+                "theta end (deg)": round(q["end_deg"], 1),
+                "start to e1 (deg)": round(q["start_to_e1_deg"], 1),
+                "end to e2 (deg)": round(q["end_to_e2_deg"], 1),
+                "monotonicity": round(q["monotonicity"], 3),
+                "trendability": round(q["trendability"], 3),
+                "prognosability": round(q["prognosability"], 3),
+                "LR-STEP RMSE": round(rmse(pred, truth), 2),
+            }
+        )
         reporter.table("compass_quality", rows)
         for k in ("median_spearman", "start_deg", "end_deg", "start_to_e1_deg", "end_to_e2_deg"):
             summary[f"{key}/{k}"] = q[k]
@@ -285,14 +317,36 @@ def _trajectory_figure(fit: LatentFit, W: Windows, n: int = 6) -> dict[str, Any]
     data = []
     for u in range(min(n, W.n_units)):
         rows = W.rows(u)
-        data.append({"type": "scatter", "mode": "markers+lines", "name": f"unit {u}", "x": z[rows, 0].tolist(),
-                     "y": z[rows, 1].tolist(), "marker": {"color": W.life[rows].tolist(), "colorscale": "Viridis",
-                                                          "size": 4, "showscale": u == 0},
-                     "line": {"width": 0.5, "color": "lightgrey"}})
-    data.append({"type": "scatter", "mode": "markers+text", "name": "prototypes", "x": [1, 0], "y": [0, 1],
-                 "text": ["e1 (initial)", "e2 (end)"], "marker": {"size": 14, "symbol": "star", "color": "red"}})
-    return {"data": data, "layout": {"title": "z on (e1, e2), coloured by life fraction t/T",
-                                     "xaxis": {"title": "<z, e1>"}, "yaxis": {"title": "<z, e2>", "scaleanchor": "x"}}}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers+lines",
+                "name": f"unit {u}",
+                "x": z[rows, 0].tolist(),
+                "y": z[rows, 1].tolist(),
+                "marker": {"color": W.life[rows].tolist(), "colorscale": "Viridis", "size": 4, "showscale": u == 0},
+                "line": {"width": 0.5, "color": "lightgrey"},
+            }
+        )
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers+text",
+            "name": "prototypes",
+            "x": [1, 0],
+            "y": [0, 1],
+            "text": ["e1 (initial)", "e2 (end)"],
+            "marker": {"size": 14, "symbol": "star", "color": "red"},
+        }
+    )
+    return {
+        "data": data,
+        "layout": {
+            "title": "z on (e1, e2), coloured by life fraction t/T",
+            "xaxis": {"title": "<z, e1>"},
+            "yaxis": {"title": "<z, e2>", "scaleanchor": "x"},
+        },
+    }
 
 
 def _theta_figure(fit: LatentFit, W: Windows, n: int = 6) -> dict[str, Any]:
@@ -300,13 +354,35 @@ def _theta_figure(fit: LatentFit, W: Windows, n: int = 6) -> dict[str, Any]:
     data = []
     for u in range(min(n, W.n_units)):
         rows = W.rows(u)
-        data.append({"type": "scatter", "mode": "lines", "name": f"theta unit {u}", "x": W.t[rows].tolist(),
-                     "y": np.degrees(th[rows]).tolist()})
-        data.append({"type": "scatter", "mode": "lines", "name": f"1-h unit {u}", "x": W.t[rows].tolist(),
-                     "y": (1.0 - W.health[rows]).tolist(), "yaxis": "y2", "line": {"dash": "dot"}})
-    return {"data": data, "layout": {"title": "compass angle theta(t) and ground-truth damage 1-h(t)",
-                                     "xaxis": {"title": "cycle"}, "yaxis": {"title": "theta (deg)"},
-                                     "yaxis2": {"title": "1 - h", "overlaying": "y", "side": "right"}}}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"theta unit {u}",
+                "x": W.t[rows].tolist(),
+                "y": np.degrees(th[rows]).tolist(),
+            }
+        )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": f"1-h unit {u}",
+                "x": W.t[rows].tolist(),
+                "y": (1.0 - W.health[rows]).tolist(),
+                "yaxis": "y2",
+                "line": {"dash": "dot"},
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "title": "compass angle theta(t) and ground-truth damage 1-h(t)",
+            "xaxis": {"title": "cycle"},
+            "yaxis": {"title": "theta (deg)"},
+            "yaxis2": {"title": "1 - h", "overlaying": "y", "side": "right"},
+        },
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -399,16 +475,21 @@ def forecasting(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         g_pred = gru(gru_inputs(Who, prep.holdout_cycles, ho_orig).to(cfg.device)).cpu().numpy()
     ar_pred = np.asarray([ar_forecast(coef, th_ho[Who.start[u] : Who.start[u] + i + 1], H) for u, i in ho_orig])
     persist = np.repeat(np.asarray([th_ho[Who.start[u] + i] for u, i in ho_orig])[:, None], H, axis=1)
-    err = {name: np.degrees(np.sqrt(((P - Y) ** 2).mean(0))) for name, P in
-           (("ar_theta", ar_pred), ("gru_raw", g_pred), ("persistence", persist))}
+    err = {
+        name: np.degrees(np.sqrt(((P - Y) ** 2).mean(0)))
+        for name, P in (("ar_theta", ar_pred), ("gru_raw", g_pred), ("persistence", persist))
+    }
     hs = list(range(1, H + 1))
     for name, e in err.items():
         reporter.series(f"forecast/{name}", hs, e.tolist())
-    reporter.table("forecast_errors", [{"horizon": h, **{f"{k} RMSE (deg)": round(float(v[h - 1]), 2)
-                                                          for k, v in err.items()}} for h in hs])
+    reporter.table(
+        "forecast_errors",
+        [{"horizon": h, **{f"{k} RMSE (deg)": round(float(v[h - 1]), 2) for k, v in err.items()}} for h in hs],
+    )
     reporter.progress(1.0, "done")
     return {f"{k}/rmse_h{h}": float(v[h - 1]) for k, v in err.items() for h in (1, H // 2, H)} | {
-        "ar_coef": [round(float(c), 4) for c in coef]}
+        "ar_coef": [round(float(c), 4) for c in coef]
+    }
 
 
 # ------------------------------------------------------------------------------------------------
@@ -448,11 +529,24 @@ def phase_separation(params: dict[str, Any], reporter: Reporter) -> dict[str, An
         shown = lab
     th, r = np.degrees(fit.theta["holdout"]), fit.r["holdout"]
     for name, colour in (("clusters", shown), ("truth_life", truths["life"])):
-        reporter.figure(f"phase_{name}", {
-            "data": [{"type": "scatter", "mode": "markers", "x": th.tolist(), "y": r.tolist(),
-                      "marker": {"color": colour.tolist(), "size": 3, "colorscale": "Viridis"}}],
-            "layout": {"title": f"(theta, r) coloured by {name.replace('_', ' ')}",
-                       "xaxis": {"title": "theta (deg)"}, "yaxis": {"title": "r = |z|"}},
-        })
+        reporter.figure(
+            f"phase_{name}",
+            {
+                "data": [
+                    {
+                        "type": "scatter",
+                        "mode": "markers",
+                        "x": th.tolist(),
+                        "y": r.tolist(),
+                        "marker": {"color": colour.tolist(), "size": 3, "colorscale": "Viridis"},
+                    }
+                ],
+                "layout": {
+                    "title": f"(theta, r) coloured by {name.replace('_', ' ')}",
+                    "xaxis": {"title": "theta (deg)"},
+                    "yaxis": {"title": "r = |z|"},
+                },
+            },
+        )
     reporter.progress(1.0, "done")
     return summary

@@ -95,8 +95,16 @@ def train_encoder(
     return model, history
 
 
-def _softclt_step(model: StepModel, X: torch.Tensor, W: Windows, t_cycle: torch.Tensor, cfg: StepConfig,
-                  rng: np.random.Generator, n_units: int = 16, per_unit: int = 16) -> torch.Tensor:
+def _softclt_step(
+    model: StepModel,
+    X: torch.Tensor,
+    W: Windows,
+    t_cycle: torch.Tensor,
+    cfg: StepConfig,
+    rng: np.random.Generator,
+    n_units: int = 16,
+    per_unit: int = 16,
+) -> torch.Tensor:
     """One SoftCLT-like step: ``n_units`` units x ``per_unit`` windows, two views (Gaussian jitter 0.01)."""
     units = rng.choice(W.n_units, size=min(n_units, W.n_units), replace=False)
     idx = np.concatenate([W.start[u] + rng.integers(W.start[u + 1] - W.start[u], size=per_unit) for u in units])
@@ -143,8 +151,9 @@ class TrHead(nn.Module):
         super().__init__()
         self.inp = nn.Linear(in_dim, d_model)
         self.pos = nn.Parameter(torch.randn(1, context, d_model) * 0.02)
-        layer = nn.TransformerEncoderLayer(d_model, 4, dim_feedforward=64, dropout=0.0, activation="gelu",
-                                           batch_first=True)
+        layer = nn.TransformerEncoderLayer(
+            d_model, 4, dim_feedforward=64, dropout=0.0, activation="gelu", batch_first=True
+        )
         self.transformer = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
         self.out = nn.Linear(d_model, 1)
 
@@ -153,8 +162,15 @@ class TrHead(nn.Module):
         return self.out(h[:, -1]).squeeze(-1)
 
 
-def _fit_regressor(model: nn.Module, inputs: torch.Tensor, y: np.ndarray, cfg: StepConfig, seed: int,
-                   max_per_epoch: int = 4096, batch: int = 256) -> nn.Module:
+def _fit_regressor(
+    model: nn.Module,
+    inputs: torch.Tensor,
+    y: np.ndarray,
+    cfg: StepConfig,
+    seed: int,
+    max_per_epoch: int = 4096,
+    batch: int = 256,
+) -> nn.Module:
     """MSE regression of y / rul_cap with AdamW (lr 1e-3), ``cfg.head_epochs`` epochs of <= max_per_epoch samples
     (a random subset each epoch; design choice to bound the cost on 2 CPU cores)."""
     torch.manual_seed(seed)
@@ -181,8 +197,9 @@ def _predict(model: nn.Module, inputs: torch.Tensor, cfg: StepConfig) -> np.ndar
     return np.clip(np.concatenate(out) * cfg.rul_cap, 0.0, None)
 
 
-def tr_head_rul(F_train: np.ndarray, Wtr: Windows, F_test: np.ndarray, Wte: Windows, cfg: StepConfig,
-                seed: int) -> np.ndarray:
+def tr_head_rul(
+    F_train: np.ndarray, Wtr: Windows, F_test: np.ndarray, Wte: Windows, cfg: StepConfig, seed: int
+) -> np.ndarray:
     """Fit the Tr head on every training window's context, predict RUL at each test unit's last window."""
     mu, sd = F_train.mean(0), F_train.std(0) + 1e-8
     S_tr = torch.from_numpy(((F_train - mu) / sd).astype(np.float32))[torch.from_numpy(context_index(Wtr, cfg.context))]
@@ -217,6 +234,7 @@ class MSDCNN(nn.Module):
 def cnn_rul(Wtr: Windows, Wte: Windows, cfg: StepConfig, seed: int) -> np.ndarray:
     """Supervised MS-DCNN-like regressor on raw windows; RUL at each test unit's last window."""
     Xtr = torch.from_numpy(Wtr.X)
-    net = _fit_regressor(MSDCNN(Wtr.X.shape[2], Wtr.X.shape[1]), Xtr, np.minimum(Wtr.rul, cfg.rul_cap), cfg, seed,
-                         max_per_epoch=8192)
+    net = _fit_regressor(
+        MSDCNN(Wtr.X.shape[2], Wtr.X.shape[1]), Xtr, np.minimum(Wtr.rul, cfg.rul_cap), cfg, seed, max_per_epoch=8192
+    )
     return _predict(net, torch.from_numpy(Wte.X[Wte.last_rows()]), cfg)

@@ -24,7 +24,7 @@ def test_phm_score_known_values() -> None:
 
 def test_indicator_quality() -> None:
     assert monotonicity(np.arange(10.0)) == 1.0
-    assert monotonicity(-np.arange(10.0) ** 2) == 1.0
+    assert monotonicity(-(np.arange(10.0) ** 2)) == 1.0
     assert monotonicity(np.array([0, 1, 0, 1, 0.0])) == 0.0
     lines = [np.linspace(0, 1, n) for n in (50, 80, 120)]
     assert abs(trendability(lines) - 1.0) < 1e-9

@@ -33,7 +33,10 @@ def test_proto_loss_and_schedule() -> None:
     z = torch.stack([e1, e2, torch.zeros(4)])
     assert float(proto_loss(z, torch.tensor([True, False, False]), torch.tensor([False, True, False]), e1, e2)) == 0.0
     # the zero vector at the end state: mean((0 - e2)^2) = 1/4
-    assert abs(float(proto_loss(z, torch.tensor([True, False, False]), torch.tensor([False, False, True]), e1, e2)) - 0.25) < 1e-7
+    assert (
+        abs(float(proto_loss(z, torch.tensor([True, False, False]), torch.tensor([False, False, True]), e1, e2)) - 0.25)
+        < 1e-7
+    )
     cfg = StepConfig()
     assert cfg.beta_at(0) == 0.1
     assert abs(cfg.beta_at(13) - 0.1 * 0.95**13) < 1e-12  # 0.0513 > floor
