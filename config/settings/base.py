@@ -60,6 +60,7 @@ PAPER_APPS = [
     "apps.toptwo_bai",
     "apps.verifiable_dp",
     "apps.causal_samplesize",
+    "apps.spell",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
