@@ -131,6 +131,38 @@ def greedy_accuracy(model: TinyLM, task: Task, problems: list[Any], max_new: int
     return correct / max(1, len(problems))
 
 
+@torch.no_grad()
+def sampled_accuracy(
+    model: TinyLM,
+    task: Task,
+    problems: list[Any],
+    n: int = 4,
+    max_new: int = 64,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch: int = 128,
+) -> float:
+    """Mean pass@1 at temperature T: the fraction of n samples per problem that verify, averaged over problems."""
+    gen = torch.Generator(device=model.device).manual_seed(seed)
+    correct = 0
+    for i in range(0, len(problems), batch):
+        chunk = problems[i : i + batch]
+        g = generate(
+            model,
+            [task.prompt(p) for p in chunk],
+            n=n,
+            temperature=temperature,
+            max_new=max_new,
+            eos_id=task.tokenizer.eos_id,
+            pad_id=task.tokenizer.pad_id,
+            generator=gen,
+        )
+        for r in range(len(chunk) * n):
+            text = task.tokenizer.decode(g.response[r][g.response_mask[r] > 0].tolist())
+            correct += task.verify(chunk[r // n], text)[1]
+    return correct / max(1, n * len(problems))
+
+
 def lr_at(step: int, total: int, cfg: SFTConfig) -> float:
     """Linear warm-up for warmup_frac·total steps, then cosine from lr to min_lr_ratio·lr."""
     warm = max(1, int(cfg.warmup_frac * total))

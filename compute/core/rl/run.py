@@ -14,7 +14,7 @@ import torch
 
 from compute.core.lm.model import LMConfig, TinyLM
 from compute.core.lm.sampling import generate
-from compute.core.lm.sft import SFTConfig, greedy_accuracy, load_or_build
+from compute.core.lm.sft import SFTConfig, greedy_accuracy, load_or_build, sampled_accuracy
 from compute.core.rl.plugins import Plugin
 from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
 from compute.core.runtime import resolve_device, seed_everything
@@ -118,8 +118,9 @@ def sft_build(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
 def grpo_run(params: dict[str, Any], reporter: Any, plugins: list[Plugin] | None = None) -> dict[str, Any]:
     """Plain GRPO (or Dr. GRPO / RLOO / DAPO options) from the cached SFT checkpoint.
 
-    Held-out greedy accuracy of the SFT checkpoint and of the final policy on ``n_eval_final`` test problems,
-    with the difference in binomial standard errors, SE = sqrt(p0(1−p0)/n + p1(1−p1)/n).
+    Held-out greedy accuracy and sampled accuracy (mean pass@1 at T = 1, 4 samples per problem) of the SFT
+    checkpoint and of the final policy on ``n_eval_final`` test problems, with each difference in binomial
+    standard errors, SE = sqrt(p0(1−p0)/n + p1(1−p1)/n) with n the number of problems.
     """
     cfg = _setup(params)
     sft_cfg = cfg.sft()
@@ -131,19 +132,27 @@ def grpo_run(params: dict[str, Any], reporter: Any, plugins: list[Plugin] | None
     reporter.log(f"SFT checkpoint {res.path.name} ({'cache hit' if res.cached else 'built now'})")
     final_problems = res.task.sample(cfg.n_eval_final, split_rng(cfg.seed + 10_000, "test"), "test")
     acc0 = greedy_accuracy(res.model, res.task, final_problems, cfg.max_new)
+    s0 = sampled_accuracy(res.model, res.task, final_problems, 4, cfg.max_new, seed=cfg.seed + 1)
     trainer = GRPOTrainer(res.model, res.task, cfg.grpo(), plugins)
     reporter.scalars(0, trainer.evaluate())  # step 0 = the SFT checkpoint, on the same held-out set as later evals
     t0 = time.perf_counter()
     history = trainer.train(reporter)
     seconds = time.perf_counter() - t0
     acc1 = greedy_accuracy(trainer.model, res.task, final_problems, cfg.max_new)
+    s1 = sampled_accuracy(trainer.model, res.task, final_problems, 4, cfg.max_new, seed=cfg.seed + 1)
     n = len(final_problems)
-    se = math.sqrt(max(acc0 * (1 - acc0) + acc1 * (1 - acc1), 1e-12) / n)
+
+    def se(a: float, b: float) -> float:  # conservative: n problems (the 4 samples per problem are not independent)
+        return math.sqrt(max(a * (1 - a) + b * (1 - b), 1e-12) / n)
+
     summary = {
         "sft_heldout_acc": acc0,
         "grpo_heldout_acc": acc1,
         "gain": acc1 - acc0,
-        "gain_in_se": (acc1 - acc0) / se,
+        "gain_in_se": (acc1 - acc0) / se(acc0, acc1),
+        "sft_heldout_pass1_T1": s0,
+        "grpo_heldout_pass1_T1": s1,
+        "pass1_gain_in_se": (s1 - s0) / se(s0, s1),
         "n_eval_final": n,
         "steps": len(history),
         "seconds_per_step": seconds / max(1, len(history)),
