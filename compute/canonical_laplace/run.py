@@ -407,7 +407,7 @@ def landscape(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     tr = prepare(cfg, reporter, frac=0.6)
     reps = representatives(tr, 2, cfg.log10_scale_range)
     gammas = np.linspace(0, 1, cfg.n_gamma) if cfg.family == "A" else np.array([0.5])
-    lams = torch.logspace(-4, 4, cfg.n_lambda, dtype=DTYPE)
+    lams = torch.logspace(-4, 4, cfg.n_lambda, dtype=DTYPE, device=cfg.device)
     grids, rows = [], []
     for r, theta in enumerate(reps):
         reporter.progress(0.6 + 0.35 * r / 3, f"landscape at representative {r + 1}/3")
@@ -491,7 +491,7 @@ def ece(probs: Tensor, y: Tensor, n_bins: int = 15) -> tuple[float, list[dict[st
     """Expected calibration error (top-label, equal-width confidence bins) and the reliability bins."""
     conf, pred = probs.max(-1)
     correct = (pred == y).to(DTYPE)
-    edges = torch.linspace(0, 1, n_bins + 1, dtype=DTYPE)
+    edges = torch.linspace(0, 1, n_bins + 1, dtype=DTYPE, device=probs.device)
     total, bins = 0.0, []
     for lo, hi in pairwise(edges):
         m = (conf > lo) & (conf <= hi)
@@ -504,11 +504,11 @@ def ece(probs: Tensor, y: Tensor, n_bins: int = 15) -> tuple[float, list[dict[st
 
 def regression_calibration(mu: Tensor, sd: Tensor, y: Tensor, n_levels: int = 15) -> tuple[float, list[float]]:
     """Quantile calibration error: mean |coverage(p) − p| of central intervals, p on a 15-level grid."""
-    ps = torch.linspace(0.05, 0.95, n_levels, dtype=DTYPE)
+    ps = torch.linspace(0.05, 0.95, n_levels, dtype=DTYPE, device=mu.device)
     z = ((y - mu) / sd).abs()
-    normal = torch.distributions.Normal(torch.tensor(0.0, dtype=DTYPE), torch.tensor(1.0, dtype=DTYPE))
+    normal = torch.distributions.Normal(mu.new_tensor(0.0), mu.new_tensor(1.0))
     cov = [float((z <= normal.icdf(0.5 + p / 2)).to(DTYPE).mean()) for p in ps]
-    return float(np.mean(np.abs(np.array(cov) - ps.numpy()))), cov
+    return float(np.mean(np.abs(np.array(cov) - ps.cpu().numpy()))), cov
 
 
 def _metrics(tr: Trained, fit: LaplaceFit | None, f: Tensor, jac: Tensor, split: Any) -> dict[str, Any]:
