@@ -44,13 +44,15 @@ FD_CHOICES = [
 ]
 
 
-def _common(sources: list[Any], default_source: str = "fd001") -> list[Any]:
-    """The STEP hyper-parameters every experiment shares (names mirror compute.progression.config.StepConfig)."""
+def _common(sources: list[Any], default_source: str = "fd001", n_units: int = 50, epochs: int = 20) -> list[Any]:
+    """The STEP hyper-parameters every experiment shares (names mirror compute.progression.config.StepConfig).
+
+    Defaults are scaled so a run takes about 1.5-2 CPU minutes (spec: 100 units, 30 epochs; paper: 200 epochs)."""
     return [
         Choice("source", default_source, choices=sources, label="data source", group="Data"),
         Int(
             "n_units",
-            100,
+            n_units,
             min=20,
             max=300,
             label="training units",
@@ -59,7 +61,7 @@ def _common(sources: list[Any], default_source: str = "fd001") -> list[Any]:
         ),
         Int("window", 10, min=5, max=30, label="window w (cycles)", group="Data"),
         Int("z_dim", 4, min=2, max=32, label="latent size z_dim", group="STEP"),
-        Int("epochs", 30, min=1, max=200, label="epochs", help="paper: 200", group="STEP"),
+        Int("epochs", epochs, min=1, max=200, label="epochs", help="spec default 30, paper 200", group="STEP"),
         Float("alpha", 1.0, min=0.0, max=5.0, label="triplet weight α", group="STEP"),
         Float(
             "beta",
@@ -115,6 +117,7 @@ EXPERIMENTS = [
         ],
         presets={
             "smoke": {**SMOKE, "head_epochs": 1},
+            "spec scale: 100 units, 30 epochs": {"n_units": 100, "epochs": 30},
             "margin over seeds (CPU)": {"source": "fd001", "n_seeds": 3, "epochs": 20, "n_units": 60},
             "README table: FD001-FD004, z=4": {
                 "source": "fd_all",
@@ -133,7 +136,7 @@ EXPERIMENTS = [
             Table("Methods (mean ± std over seeds)", key="rul_methods"),
             Table("Beside the README (C-MAPSS) numbers", key="rul_vs_paper"),
         ],
-        cost_seconds=150,
+        cost_seconds=100,
         soft_time_limit=3600,
         time_limit=3900,
     ),
@@ -146,10 +149,13 @@ EXPERIMENTS = [
             "the same for the other triplet grouping and for β = 0."
         ),
         compute="compute.progression.run:latent_compass",
-        params=[*_common(FD_CHOICES), Bool("ablations", True, label="train the grouping and β = 0 ablations")],
+        params=[
+            *_common(FD_CHOICES, n_units=40, epochs=15),
+            Bool("ablations", True, label="train the grouping and β = 0 ablations"),
+        ],
         presets={
             "smoke": {**SMOKE, "ablations": False},
-            "paper figure: compass on FD001-like": {"epochs": 60},
+            "paper figure: compass on FD001-like": {"n_units": 100, "epochs": 60},
         },
         panels=[
             LOSS_PANEL,
@@ -158,7 +164,7 @@ EXPERIMENTS = [
             Histogram("Per-unit Spearman(θ, 1−h)", keys=["spearman/*"], x_label="Spearman"),
             Table("Indicator quality per variant", key="compass_quality"),
         ],
-        cost_seconds=180,
+        cost_seconds=130,
         soft_time_limit=3600,
         time_limit=3900,
     ),
@@ -178,7 +184,7 @@ EXPERIMENTS = [
         ],
         presets={
             "smoke": {**SMOKE, "head_epochs": 1},
-            "paper figure: horizons 1-20": {"epochs": 60, "head_epochs": 30},
+            "paper figure: horizons 1-20": {"n_units": 100, "epochs": 60, "head_epochs": 30},
         },
         panels=[
             Line("Forecast RMSE vs horizon", keys=["forecast/*"], x_label="horizon (cycles)", y_label="RMSE (deg)"),
@@ -186,7 +192,7 @@ EXPERIMENTS = [
             LOSS_PANEL,
             Line("GRU training loss", keys=["forecast_train/gru_mse"], x_label="epoch", y_log=True),
         ],
-        cost_seconds=120,
+        cost_seconds=100,
         soft_time_limit=3600,
         time_limit=3900,
     ),
@@ -199,7 +205,7 @@ EXPERIMENTS = [
         ),
         compute="compute.progression.run:phase_separation",
         params=[*_common(FD_CHOICES, "fd003"), Int("k_max", 8, min=2, max=8, label="largest k")],
-        presets={"smoke": {**SMOKE, "k_max": 4}, "paper figure: FD003-like modes": {"epochs": 60}},
+        presets={"smoke": {**SMOKE, "k_max": 4}, "paper figure: FD003-like modes": {"n_units": 100, "epochs": 60}},
         panels=[
             Line("ARI vs k", keys=["phase/ari_*"], x_label="k", mode="lines+markers"),
             Line("NMI vs k", keys=["phase/nmi_*"], x_label="k", mode="lines+markers"),
@@ -208,7 +214,7 @@ EXPERIMENTS = [
             Table("Scores per k", key="phase_scores"),
             LOSS_PANEL,
         ],
-        cost_seconds=90,
+        cost_seconds=80,
         soft_time_limit=3600,
         time_limit=3900,
     ),

@@ -107,7 +107,7 @@ def train_step(
 # 1. RUL / end state
 # ------------------------------------------------------------------------------------------------
 def _rul_one(
-    src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[float, float], first: bool
+    src: str, cfg: StepConfig, reporter: Reporter, progress: tuple[float, float], first: bool, track: bool
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """All methods on one (source, seed): predictions at the test units' last windows, and the capped truth."""
     seed_everything(cfg.seed)
@@ -118,7 +118,7 @@ def _rul_one(
     span = (p1 - p0) / n_parts
     tag = f"{src}/seed{cfg.seed}"
     fit = train_step(
-        prep, cfg, reporter, "loss" if first else f"loss_{tag}", (p0, p0 + span), f"rmse_epoch/{src}" if first else None
+        prep, cfg, reporter, "loss" if first else f"loss_{tag}", (p0, p0 + span), f"rmse_epoch/{src}" if track else None
     )
     preds: dict[str, np.ndarray] = {}
     Ftr, Fte = _features(fit, "train"), _features(fit, "test")
@@ -157,7 +157,7 @@ def rul_end_state(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     scores: dict[tuple[str, str], dict[str, list[float]]] = {}
     for i, (src, k) in enumerate(runs):
         c = replace(cfg, source=src, seed=cfg.seed + k)
-        preds, truth = _rul_one(src, c, reporter, (i / len(runs), (i + 1) / len(runs)), first=(k == 0))
+        preds, truth = _rul_one(src, c, reporter, (i / len(runs), (i + 1) / len(runs)), first=(i == 0), track=(k == 0))
         for m, p in preds.items():
             d = scores.setdefault((src, m), {"rmse": [], "score": []})
             d["rmse"].append(rmse(p, truth))
