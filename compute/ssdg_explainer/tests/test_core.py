@@ -1,0 +1,192 @@
+"""Known-answer tests: ground truth, AUROC, masks, schedule, InfoNCE, proxy adjacency, fidelity, gate, determinism."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import mannwhitneyu
+
+from compute.ssdg_explainer.data import add_noise_edges, ba_2motifs, syn_mutag
+from compute.ssdg_explainer.explainers import (
+    AmortizedConfig,
+    AmortizedExplainer,
+    concrete_mask,
+    gnn_explainer,
+    info_nce,
+    temperature,
+)
+from compute.ssdg_explainer.gnn import GCN, AccuracyGateError, check_gate, train_gnn
+from compute.ssdg_explainer.metrics import auroc, edge_auroc, fidelity, mmd_rbf, topk_mask
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def mutag():
+    return syn_mutag(120, seed=0)
+
+
+@pytest.fixture(scope="module")
+def trained(mutag):
+    model, stats = train_gnn(mutag, epochs=25, seed=0)
+    return model, stats
+
+
+def test_ba2motifs_ground_truth_counts() -> None:
+    d = ba_2motifs(20, seed=1)
+    n_gt = d.gt.sum((1, 2)) / 2
+    assert torch.equal(n_gt[d.y == 0], torch.full((10,), 6.0))  # house: 6 undirected edges
+    assert torch.equal(n_gt[d.y == 1], torch.full((10,), 5.0))  # five-cycle: 5
+    assert torch.all(d.gt <= d.A)  # ground truth ⊂ edges
+    assert torch.all(d.gt[:, :20, :].sum((1, 2)) == 0)  # no base node touches a gt edge from the base side...
+    # ...so the attachment edge (base–motif) and all BA edges are excluded
+    assert torch.all((d.A.sum((1, 2)) / 2) == 19 + 6 + 1)  # equalised: BA tree 19 + 6 + attachment
+    raw = ba_2motifs(20, seed=1, equalize_edges=False)
+    assert torch.equal(raw.A.sum((1, 2))[raw.y == 1] / 2, torch.full((10,), 25.0))  # the shortcut, 26 vs 25
+    for g in (d.A, d.gt):
+        assert torch.equal(g, g.transpose(1, 2)) and torch.all(torch.diagonal(g, dim1=1, dim2=2) == 0)
+
+
+def test_synmutag_groups(mutag) -> None:
+    d = mutag
+    assert torch.all(d.gt.sum((1, 2)) / 2 == 3)  # C–N + two N–X
+    assert torch.equal(d.A.sum((1, 2))[d.y == 0].unique(), d.A.sum((1, 2))[d.y == 1].unique())  # equal edge counts
+    assert torch.equal(d.X.sum(1)[d.y == 0].unique(dim=0), d.X.sum(1)[d.y == 1].unique(dim=0))  # equal atom counts
+    n = 15  # the N atom: its two gt partners are O (label 1) or H (label 0)
+    partners = d.X[:, n + 1, :]
+    assert torch.all(partners[d.y == 1, 2] == 1) and torch.all(partners[d.y == 0, 3] == 1)
+
+
+def test_auroc_matches_pairwise_definition_and_limits() -> None:
+    """AUROC = P(s⁺ > s⁻) + ½P(s⁺ = s⁻) = U/(n⁺n⁻) (sklearn's roc_auc_score gives the same; scipy's U here)."""
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        s = rng.integers(0, 5, 40).astype(float)  # many ties
+        lab = rng.integers(0, 2, 40)
+        pos, neg = s[lab == 1], s[lab == 0]
+        pair = ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (len(pos) * len(neg))
+        assert auroc(s, lab) == pytest.approx(pair, abs=1e-12)
+        assert auroc(s, lab) == pytest.approx(mannwhitneyu(pos, neg).statistic / (len(pos) * len(neg)), abs=1e-12)
+    lab = np.array([0, 1, 1, 0, 1])
+    assert auroc(lab.astype(float), lab) == 1.0
+    assert auroc(1.0 - lab, lab) == 0.0
+    assert auroc(np.ones(5), lab) == 0.5
+
+
+def test_perfect_mask_edge_auroc_is_one_and_undirected() -> None:
+    d = ba_2motifs(6, seed=2)
+    auc, per = edge_auroc(d.gt.clone(), d.A, d.gt)
+    assert auc == 1.0 and all(p == 1.0 for p in per)
+    auc_inv, _ = edge_auroc(1 - d.gt, d.A, d.gt)
+    assert auc_inv == 0.0
+
+
+def test_concrete_mask_symmetric_hard_and_eval() -> None:
+    g = torch.Generator().manual_seed(0)
+    A = ba_2motifs(2, seed=0).A
+    omega = torch.randn(A.shape, generator=g)
+    omega = 0.5 * (omega + omega.transpose(1, 2))
+    m = concrete_mask(omega, A, T=1.0, training=True, gen=g)
+    assert torch.allclose(m, m.transpose(1, 2))
+    hard = concrete_mask(omega, A, T=1e-4, training=True, gen=g)
+    vals = hard[A > 0]
+    assert torch.all((vals < 1e-3) | (vals > 1 - 1e-3))  # T → 0: binary
+    assert torch.allclose(concrete_mask(omega, A, T=5.0, training=False), torch.sigmoid(omega) * A)
+
+
+def test_temperature_schedule() -> None:
+    assert temperature(0, 30, 5.0, 2.0) == pytest.approx(5.0)
+    assert temperature(30, 30, 5.0, 2.0) == pytest.approx(2.0)
+    assert temperature(15, 30, 5.0, 2.0) == pytest.approx(math.sqrt(10.0))  # geometric midpoint
+
+
+def test_info_nce_equal_similarities_is_log_k() -> None:
+    a = torch.tensor([1.0, 0.0, 0.0])
+    for K in (2, 5, 9):
+        negs = a.repeat(K - 1, 1)
+        assert float(info_nce(a, a.clone(), negs, tau=0.5)) == pytest.approx(math.log(K), abs=1e-6)
+
+
+def test_mmd_zero_for_identical_sets() -> None:
+    P = np.random.default_rng(0).normal(size=(20, 4))
+    assert mmd_rbf(P, P) == pytest.approx(0.0, abs=1e-12)
+    assert mmd_rbf(P, P + 3.0) > 0.1
+
+
+def test_fidelity_of_full_and_empty_explanations(mutag, trained) -> None:
+    model, _ = trained
+    full = fidelity(model, mutag.X, mutag.A, mutag.A.clone())
+    assert full["fid_minus"] == 0.0  # keeping the whole graph keeps every prediction
+    empty = fidelity(model, mutag.X, mutag.A, torch.zeros_like(mutag.A))
+    assert empty["fid_plus"] == 0.0  # removing nothing changes nothing
+    assert full["sparsity"] == pytest.approx(0.0) and empty["sparsity"] == pytest.approx(1.0)
+
+
+def test_accuracy_gate(trained) -> None:
+    _, stats = trained
+    assert stats["test_acc"] >= 0.95  # SynMUTAG is learnable in 25 epochs
+    check_gate(stats, 0.95)
+    with pytest.raises(AccuracyGateError):
+        check_gate({"train_acc": 0.9, "test_acc": 0.94}, 0.95)
+
+
+def test_gcn_edge_weights_reach_message_passing(mutag) -> None:
+    torch.manual_seed(0)
+    model = GCN(4)
+    out_full = model(mutag.X[:4], mutag.A[:4])
+    out_half = model(mutag.X[:4], 0.5 * mutag.A[:4])
+    assert not torch.allclose(out_full, out_half)
+
+
+def test_explainers_deterministic_and_proxy_valid(mutag, trained) -> None:
+    model, _ = trained
+    ex = mutag.subset(list(range(50, 70)))
+    cfg = AmortizedConfig(method="ssdg", epochs=2, batch_size=10, gen_steps=2)
+    masks = []
+    for _ in range(2):
+        e = AmortizedExplainer(model, 4, 20, cfg, seed=3)
+        e.fit(ex.X, ex.A, seed=3)
+        masks.append(e.explain(ex.X, ex.A))
+    assert torch.equal(masks[0], masks[1])
+    m = masks[0]
+    assert torch.allclose(m, m.transpose(1, 2)) and torch.all(m[ex.A == 0] == 0)
+    y_hat = model(ex.X, ex.A).argmax(-1)
+    with torch.no_grad():
+        P, A_M, _ = e.proxy(ex.X, ex.A, m, y_hat)
+    assert torch.allclose(P, P.transpose(1, 2), atol=1e-6)
+    assert torch.all(torch.diagonal(P, dim1=1, dim2=2) == 0) and P.min() >= 0 and P.max() <= 1
+    g1 = gnn_explainer(model, ex.X, ex.A, epochs=3, seed=5)
+    g2 = gnn_explainer(model, ex.X, ex.A, epochs=3, seed=5)
+    assert torch.equal(g1, g2)
+
+
+def test_explanation_edges_survive_in_proxy(mutag, trained) -> None:
+    """Integration: after training, Â_uv > 0.5 wherever m_uv > 0.9 (the MSE tie Â_M ≈ m)."""
+    model, _ = trained
+    ex = mutag.subset(list(range(40, 80)))
+    e = AmortizedExplainer(model, 4, 20, AmortizedConfig(method="proxy", epochs=4, batch_size=20, gen_steps=5, lr=0.01))
+    e.fit(ex.X, ex.A, seed=0)
+    m = e.explain(ex.X, ex.A)
+    with torch.no_grad():
+        P, _, _ = e.proxy(ex.X, ex.A, m, model(ex.X, ex.A).argmax(-1))
+    sel = m > 0.9
+    if sel.any():
+        assert float((P[sel] > 0.5).float().mean()) >= 0.95
+    assert float((P[ex.A > 0] > 0.5).float().mean()) > 0.5  # the generator reconstructs most edges
+
+
+def test_noise_adds_the_requested_edges() -> None:
+    A = ba_2motifs(3, seed=0).A
+    B = add_noise_edges(A, 0.2, seed=0)
+    assert torch.all(B >= A) and torch.equal(B, B.transpose(1, 2))
+    assert torch.all((B.sum((1, 2)) - A.sum((1, 2))) / 2 == int(0.2 * 26))
+
+
+def test_topk_mask_picks_k_edges() -> None:
+    d = ba_2motifs(4, seed=0)
+    hard = topk_mask(d.gt + 0.01 * d.A, d.A, 6)
+    assert torch.all(hard.sum((1, 2)) / 2 == 6)
+    assert torch.equal(hard[d.y == 0], d.gt[d.y == 0])  # houses: the top 6 are the gt edges
