@@ -20,10 +20,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from compute.core.lm.model import LMConfig, TinyLM  # noqa: E402
-from compute.core.rl.trainer import GRPOConfig, GRPOTrainer  # noqa: E402
-from compute.core.tasks import TaskConfig, make_task, split_rng  # noqa: E402
-from compute.stare.plugin import StarePlugin, StareSettings, stare_weights  # noqa: E402
+from compute.core.lm.model import LMConfig, TinyLM
+from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
+from compute.core.tasks import TaskConfig, make_task, split_rng
+from compute.stare.plugin import StarePlugin, StareSettings, stare_weights
 
 
 def main() -> None:
@@ -39,8 +39,9 @@ def main() -> None:
     task = make_task(TaskConfig(name="arithmetic", min_digits=2, max_digits=2))
     model = TinyLM(LMConfig.sized(args.size, task.tokenizer.vocab_size, max_len=160)).eval()
     init = copy.deepcopy(model.state_dict())
-    cfg = GRPOConfig(prompts_per_step=args.prompts, group_size=args.group, max_new=args.max_new, eps_high=0.28,
-                     post_update_kl=False)
+    cfg = GRPOConfig(
+        prompts_per_step=args.prompts, group_size=args.group, max_new=args.max_new, eps_high=0.28, post_update_kl=False
+    )
     base = GRPOTrainer(model, task, cfg, [])
     batch = base.rollout(task.sample(args.prompts, split_rng(0, "train"), "train"))
     g = torch.Generator().manual_seed(1)

@@ -59,33 +59,41 @@ SMOKE = {
 
 def _common() -> list[Any]:
     return [
-        Choice("task", "arithmetic", choices=[("arithmetic", "multi-digit arithmetic"), ("countdown", "Countdown-3")],
-               group="Task"),
+        Choice(
+            "task",
+            "arithmetic",
+            choices=[("arithmetic", "multi-digit arithmetic"), ("countdown", "Countdown-3")],
+            group="Task",
+        ),
         Int("min_digits", 2, min=1, max=6, label="min digits", help="arithmetic only", group="Task"),
         Int("max_digits", 2, min=1, max=6, label="max digits", help="arithmetic only", group="Task"),
         Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int("sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget",
-            group="SFT checkpoint"),
+        Int(
+            "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
+        ),
         Int("steps", 100, min=1, max=1000, group="Budget"),
         Int("prompts_per_step", 16, min=2, max=64, label="prompts per step", group="Budget"),
         Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
         Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
         Float("lr", 1e-4, min=1e-5, max=1e-3, log=True, label="learning rate", group="Budget"),
-        Bool("dynamic_sampling", True, label="dynamic sampling", help="for every method except plain GRPO",
-             group="Budget"),
+        Bool(
+            "dynamic_sampling",
+            True,
+            label="dynamic sampling",
+            help="for every method except plain GRPO",
+            group="Budget",
+        ),
         Float("frac", 0.1, min=0.01, max=0.5, label="P (surprisal quantile)", group="STARE"),
         Float("w_pos", 1.1, min=1.0, max=2.0, label="W (L+ weight)", group="STARE"),
         Float("m_neg", 0.9, min=0.5, max=1.0, label="M (L− weight, C2)", group="STARE"),
         Float("kappa", 0.5, min=0.1, max=1.0, label="κ (H_tgt = κ·H_SFT)", group="STARE"),
-        Float("target_entropy", 0.0, min=0.0, max=5.0, label="fixed H_tgt (nats)", help="0 = κ·H_SFT",
-              group="STARE"),
+        Float("target_entropy", 0.0, min=0.0, max=5.0, label="fixed H_tgt (nats)", help="0 = κ·H_SFT", group="STARE"),
         Bool("gated", True, label="target-entropy gate", group="STARE"),
         Bool("adaptive", False, label="adaptive W/M", group="STARE"),
         Float("alpha", 0.01, min=0.0, max=0.2, label="α (adaptive step)", group="STARE"),
         Float("w_max", 1.5, min=1.0, max=3.0, label="w_max", group="STARE"),
         Float("m_min", 0.5, min=0.0, max=1.0, label="m_min", group="STARE"),
-        Float("cov_ratio", 2e-4, min=1e-5, max=0.1, log=True, label="Clip-Cov / KL-Cov token share",
-              group="Baselines"),
+        Float("cov_ratio", 2e-4, min=1e-5, max=0.1, log=True, label="Clip-Cov / KL-Cov token share", group="Baselines"),
         Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
         Int("n_eval", 200, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
         Int("n_eval_final", 500, min=8, max=5000, label="held-out problems, final", group="Evaluation"),
@@ -106,8 +114,9 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
     return errs or None
 
 
-_ENTROPY = Line("Entropy with the target band (H_tgt ± 20 %)", keys=["entropy/mean", "band/*"], x_label="step",
-                y_label="nats")
+_ENTROPY = Line(
+    "Entropy with the target band (H_tgt ± 20 %)", keys=["entropy/mean", "band/*"], x_label="step", y_label="nats"
+)
 TRAIN = Experiment(
     slug="train",
     title="Entropy-controlled training (one method)",
@@ -164,16 +173,29 @@ COMPARE = Experiment(
     ),
     compute="compute.stare.run:stare_compare",
     params=[
-        Choice("methods", "stare_vs_grpo", choices=[("stare_vs_grpo", "GRPO-ds vs STARE-O1"),
-                                                    ("core", "GRPO-ds, DAPO, STARE-O1, STARE-C2"),
-                                                    ("all", "all seven")], group="Method"),
+        Choice(
+            "methods",
+            "stare_vs_grpo",
+            choices=[
+                ("stare_vs_grpo", "GRPO-ds vs STARE-O1"),
+                ("core", "GRPO-ds, DAPO, STARE-O1, STARE-C2"),
+                ("all", "all seven"),
+            ],
+            group="Method",
+        ),
         Int("n_seeds", 1, min=1, max=5, label="seeds per method", group="Method"),
         *_common(),
     ],
     presets={
         "smoke": {**SMOKE, "methods": "stare_vs_grpo", "n_seeds": 1},
-        "paper headline": {"methods": "core", "n_seeds": 3, "size": "medium", "sft_tokens": 5_000_000, "steps": 300,
-                           "passk_problems": 64},
+        "paper headline": {
+            "methods": "core",
+            "n_seeds": 3,
+            "size": "medium",
+            "sft_tokens": 5_000_000,
+            "steps": 300,
+            "passk_problems": 64,
+        },
     },
     panels=[
         Line("Entropy (H_tgt dashed)", keys=["cmp_entropy/*"], x_label="step", y_label="nats"),

@@ -60,7 +60,12 @@ class StareRunConfig(CoreRunConfig):
         if self.method == "grpo":
             return replace(g, eps_low=0.2, eps_high=0.2, dynamic_sampling=False, overlong_cache=0)
         g = replace(
-            g, eps_low=0.2, eps_high=0.28, dynamic_sampling=self.dynamic_sampling, overlong_cache=0, loss_agg="token-mean"
+            g,
+            eps_low=0.2,
+            eps_high=0.28,
+            dynamic_sampling=self.dynamic_sampling,
+            overlong_cache=0,
+            loss_agg="token-mean",
         )
         if self.method == "dapo":
             g = replace(g, overlong_cache=max(1, self.max_new // 4))

@@ -21,8 +21,13 @@ from compute.core.rl.trainer import GRPOConfig, GRPOTrainer, RolloutBatch
 from compute.core.runtime import resolve_device, seed_everything
 from compute.core.tasks import split_rng
 from compute.stare.config import METHODS, StareRunConfig
-from compute.stare.entropy import QUADRANTS, entropy_from_logits, entropy_logit_gradient, entropy_sensitivity
-from compute.stare.entropy import quadrant_index
+from compute.stare.entropy import (
+    QUADRANTS,
+    entropy_from_logits,
+    entropy_logit_gradient,
+    entropy_sensitivity,
+    quadrant_index,
+)
 from compute.stare.plugin import ClipCovPlugin, KLCovPlugin, StarePlugin, select_top_surprisal
 
 

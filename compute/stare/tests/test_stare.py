@@ -63,8 +63,9 @@ def test_hand_computed_sensitivity_and_quadrants() -> None:
     assert float(entropy_sensitivity(z, torch.tensor([1]))) == pytest.approx(float(s_rare), abs=1e-12)
     assert float(entropy_sensitivity(z, torch.tensor([0]))) == pytest.approx(float(s_common), abs=1e-12)
     assert s_rare > 0 > s_common
-    q = quadrant_index(torch.tensor([1.0, 1.0, -1.0, -1.0, 0.0]), torch.tensor([2.0, 0.1, 2.0, 0.1, 2.0]),
-                       torch.full((5,), 1.0))
+    q = quadrant_index(
+        torch.tensor([1.0, 1.0, -1.0, -1.0, 0.0]), torch.tensor([2.0, 0.1, 2.0, 0.1, 2.0]), torch.full((5,), 1.0)
+    )
     assert q.tolist() == [0, 1, 2, 3, -1]
 
 
@@ -108,8 +109,21 @@ def _ctx(seed: int = 4, ent: float = 0.5) -> tuple[LossContext, torch.Tensor]:
     mask = (torch.rand(B, T, generator=g) > 0.25).float()
     batch = SimpleNamespace(old_entropy=torch.full((B, T), ent))
     ratio = torch.exp(logp.detach() - old)
-    ctx = LossContext(logp, old, torch.zeros(B, T), -logp.detach(), adv, mask, ratio, torch.arange(B), [""] * B,
-                      torch.zeros(B), 0, batch, None)
+    ctx = LossContext(
+        logp,
+        old,
+        torch.zeros(B, T),
+        -logp.detach(),
+        adv,
+        mask,
+        ratio,
+        torch.arange(B),
+        [""] * B,
+        torch.zeros(B),
+        0,
+        batch,
+        None,
+    )
     return ctx, logp
 
 
@@ -149,8 +163,16 @@ def test_weights_scale_numerator_not_denominator() -> None:
 def test_dual_clip_with_weights() -> None:
     """A < 0 and ρ → ∞: per-token loss = −A·c, times ω."""
     logp = torch.tensor([[10.0, 10.0]])
-    loss, _, per_tok = policy_loss(logp, torch.zeros(1, 2), torch.tensor([[-0.7, -0.7]]), torch.ones(1, 2),
-                                   torch.tensor([[1.0, 0.9]]), 0.2, 0.28, 10.0)
+    loss, _, per_tok = policy_loss(
+        logp,
+        torch.zeros(1, 2),
+        torch.tensor([[-0.7, -0.7]]),
+        torch.ones(1, 2),
+        torch.tensor([[1.0, 0.9]]),
+        0.2,
+        0.28,
+        10.0,
+    )
     torch.testing.assert_close(per_tok, torch.full((1, 2), 7.0))
     assert float(loss) == pytest.approx((7.0 + 0.9 * 7.0) / 2, abs=1e-5)
 
@@ -232,7 +254,7 @@ def test_analysis_recovers_eta_for_a_logit_space_step() -> None:
     eta = 1e-3
     z1 = z0 + eta * adv[..., None] * (torch.nn.functional.one_hot(a, V).float() - torch.softmax(z0, -1))
     batch = SimpleNamespace(adv=adv, response=a, response_mask=torch.ones(N, R))
-    out, sample = entropy_change_analysis(z0.double(), z1.double(), batch, 0.1)
+    out, _ = entropy_change_analysis(z0.double(), z1.double(), batch, 0.1)
     assert out["dH/corr_AS"] > 0.999
     assert out["dH/eta_eff"] == pytest.approx(eta, rel=0.02)
     assert out["dH/slope_lin"] == pytest.approx(1.0, rel=0.02)
