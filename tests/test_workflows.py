@@ -212,3 +212,21 @@ def test_login_form_is_rate_limited(client, user):
     codes = [client.post("/accounts/login/", {"username": "alice", "password": "wrong"}).status_code for _ in range(21)]
     assert codes[:20] == [200] * 20 and codes[20] == 429
     cache.clear()
+
+
+@override_settings(PAPERLAB={**__import__("django.conf").conf.settings.PAPERLAB, "MAX_CONCURRENT_RUNS_PER_USER": 1})
+def test_concurrent_quota(exp, user, no_dispatch):
+    c = APIClient()
+    c.force_authenticate(user)
+    rid = c.post("/api/runs/", {"experiment": "demo/counter"}, format="json").json()["id"]
+    Run.objects.get(pk=rid).transition(RunStatus.RUNNING)
+    r = c.post("/api/runs/", {"experiment": "demo/counter"}, format="json")
+    assert r.status_code == 429 and "running" in r.json()["detail"]
+
+
+def test_compare_only_differing(exp, client, no_dispatch):
+    a = create_run(exp, resolve_config(exp, {"a": 1}), dispatch=False)
+    b = create_run(exp, resolve_config(exp, {"a": 2}), dispatch=False)
+    full = client.get(f"/compare/?runs={a.pk},{b.pk}").content.decode()
+    only = client.get(f"/compare/?runs={a.pk},{b.pk}&only_diff=1").content.decode()
+    assert "<td>n_steps</td>" in full and "<td>n_steps</td>" not in only and "<td>a</td>" in only

@@ -42,8 +42,8 @@ def check_quota(user) -> None:  # type: ignore[no-untyped-def]
     running = active.filter(status=RunStatus.RUNNING).count()
     if queued >= cfg["MAX_QUEUED_RUNS_PER_USER"]:
         raise QuotaExceeded(f"you already have {queued} queued runs (limit {cfg['MAX_QUEUED_RUNS_PER_USER']})")
-    if queued + running >= cfg["MAX_QUEUED_RUNS_PER_USER"] + cfg["MAX_CONCURRENT_RUNS_PER_USER"]:
-        raise QuotaExceeded("too many active runs")
+    if running >= cfg["MAX_CONCURRENT_RUNS_PER_USER"]:
+        raise QuotaExceeded(f"you already have {running} runs running (limit {cfg['MAX_CONCURRENT_RUNS_PER_USER']}); wait for one to finish")
 
 
 def queue_for(experiment: Experiment) -> str:

@@ -137,10 +137,13 @@ def compare(request: HttpRequest) -> HttpResponse:
     keys = sorted({k for r in runs for k in r.chunks.values_list("key", flat=True).distinct()})
     params = sorted({k for r in runs for k in r.config})
     differing = [k for k in params if len({json.dumps(r.config.get(k)) for r in runs}) > 1]
+    only_diff = request.GET.get("only_diff") == "1"
+    if only_diff:
+        params = differing
     return render(
         request,
         "lab/compare.html",
-        {"runs": runs, "keys": keys, "key": request.GET.get("key", keys[0] if keys else ""), "params": params, "differing": differing, "ids": ",".join(map(str, ids))},
+        {"runs": runs, "keys": keys, "key": request.GET.get("key", keys[0] if keys else ""), "params": params, "differing": differing, "ids": ",".join(map(str, ids)), "only_diff": only_diff},
     )
 
 

@@ -61,6 +61,7 @@ PAPER_APPS = [
     "apps.verifiable_dp",
     "apps.causal_samplesize",
     "apps.spell",
+    "apps.canonical_laplace",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
