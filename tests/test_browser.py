@@ -27,8 +27,8 @@ def _target():
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it when run as root)")
-def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi):
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
+def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi, monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop in this thread
     from playwright.sync_api import expect, sync_playwright
 
     paper, exp, preset = _target()
@@ -58,10 +58,12 @@ def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi):
                 "() => { const d = document.querySelector('.js-plotly-plot'); return d && d.data ? d.data.reduce((n, t) => n + (t.x ? t.x.length : 0), 0) : 0; }"
             )
 
-        page.wait_for_function("() => { const d = document.querySelector('.js-plotly-plot'); return d && d.data && d.data.length && d.data[0].x.length > 0; }")
+        page.wait_for_function(
+            "() => { const d = document.querySelector('.js-plotly-plot'); return d && d.data && d.data.length && d.data[0].x.length > 0; }", timeout=120_000
+        )
         first = npoints()
         page.wait_for_function(
-            f"() => {{ const d = document.querySelector('.js-plotly-plot'); return d.data.reduce((n, t) => n + t.x.length, 0) > {first}; }}", timeout=30_000
+            f"() => {{ const d = document.querySelector('.js-plotly-plot'); return d.data.reduce((n, t) => n + t.x.length, 0) > {first}; }}", timeout=120_000
         )
         assert page.locator("#run-status").inner_text() in ("running", "succeeded")
         expect(page.locator("#run-status")).to_have_text("succeeded", timeout=120_000)

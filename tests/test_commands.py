@@ -48,6 +48,7 @@ def test_check_deploy_passes_with_production_settings():
         REDIS_URL="redis://127.0.0.1:6379/5",
         DJANGO_ALLOWED_HOSTS="lab.example.org",
     )
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     r = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no issues" in r.stdout
