@@ -203,6 +203,8 @@ TRANSFER = Experiment(
     presets={
         "smoke": {**SMALL, "use_cache": False},
         "paper headline": {"iterations": 120},
+        "docs: dry, 60 iterations": {"iterations": 60, "use_cache": False},
+        "docs: 5 mm film, 30 iterations": {"iterations": 30, "film_mm": 5.0, "use_cache": False},
     },
     panels=[
         Figure("Success: trained on → evaluated on", key="success_heatmap", width=6),
@@ -254,6 +256,7 @@ WET = Experiment(
     presets={
         "smoke": {**SMALL, "depths": [0.0, 12.0], "use_cache": False},
         "paper headline": {"iterations": 120},
+        "docs: 60 iterations": {"iterations": 60, "use_cache": False},
     },
     panels=[
         Line("μ vs speed [km/h] per film depth", keys=["mu/*"], x_label="km/h", y_label="μ", width=6),
