@@ -54,7 +54,7 @@ def label_trace(a: int, b: int, op: str, text: str) -> list[int]:
         elif int(r) != value:
             want = str(value)
             if len(want) == len(r):
-                for k, (ch, ok) in enumerate(zip(r, want)):
+                for k, (ch, ok) in enumerate(zip(r, want, strict=True)):
                     if ch != ok:
                         labels[r0 + k] = 1
             else:

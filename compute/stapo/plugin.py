@@ -171,10 +171,10 @@ class StapoPlugin(Plugin):
             n_sil = sum(a.get(f"type_{t}", 0.0) for t in TYPES)
             for t in TYPES:
                 out[f"mask_type/{t}"] = a.get(f"type_{t}", 0.0) / n_sil if n_sil else 0.0
-        if a.get("g2_all"):
-            out["s2t/grad_share"] = a["g2_det"] / a["g2_all"]
+        if "g2_all" in a:
+            out["s2t/grad_share"] = a["g2_det"] / a["g2_all"] if a["g2_all"] > 0 else 0.0
             n_det, n_pos = a.get("detected", 0.0), a.get("n_pos", 0.0)
-            if n_det and n_pos > n_det and a["g2_pos"] > a["g2_det"]:
+            if n_det and n_pos > n_det and a["g2_pos"] > a["g2_det"] > 0:
                 # mean per-token ‖∇_z‖² of detected tokens over that of the other positive-advantage tokens
                 out["s2t/grad_ratio"] = (a["g2_det"] / n_det) / ((a["g2_pos"] - a["g2_det"]) / (n_pos - n_det))
         return out

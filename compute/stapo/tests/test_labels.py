@@ -13,7 +13,7 @@ from compute.stapo.labels import label_trace, token_labels
 
 
 def flagged(a: int, b: int, op: str, text: str) -> list[tuple[int, str]]:
-    return [(i, ch) for i, (ch, lab) in enumerate(zip(text, label_trace(a, b, op, text))) if lab == 1]
+    return [(i, ch) for i, (ch, lab) in enumerate(zip(text, label_trace(a, b, op, text), strict=True)) if lab == 1]
 
 
 def test_correct_traces_have_no_spurious_tokens() -> None:

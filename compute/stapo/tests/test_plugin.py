@@ -79,5 +79,5 @@ def test_masked_tokens_get_no_parameter_gradient_contribution(manual) -> None:  
     explicit = (-b.adv * torch.exp(lp - b.old_logp))[sel].mean()
     explicit.backward()
     g2 = [p.grad.clone() for p in tr.model.parameters() if p.grad is not None]
-    for a, c in zip(g1, g2):
+    for a, c in zip(g1, g2, strict=True):
         torch.testing.assert_close(a, c, rtol=1e-4, atol=1e-7)
