@@ -110,5 +110,5 @@ def accuracy(model: GCN, data: GraphSet) -> float:
 
 def check_gate(stats: dict[str, float], gate: float = 0.95) -> None:
     """Refuse to explain a GNN whose test accuracy is below ``gate``."""
-    if stats["test_acc"] < gate:
+    if stats["test_acc"] < gate - 1e-6:  # float32 accuracies: 0.95 may read 0.9499999
         raise AccuracyGateError(f"GNN test accuracy {stats['test_acc']:.3f} < gate {gate:.2f}: not explaining it")
