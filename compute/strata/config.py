@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .data import GeneratorConfig
@@ -81,14 +81,18 @@ class RolloutParams(TrainParams):
     overlap: int = 4
     window: str = "cosine"
     lead_hours: float = 24.0
+    eval_tile: int = 0  # tile size used at rollout (0 = the training tile): grid-invariance check
     watts: float = 15.0  # assumed power per busy core when RAPL is unreadable
 
 
 @dataclass
 class IsoFlopParams(DataParams):
-    """E4: loss vs model size at fixed training FLOPs, at one or two resolutions."""
+    """E4: loss vs model size at fixed training FLOPs (≈ 3 × forward FLOPs × steps)."""
 
     tile: int = 16
-    budgets: tuple[float, ...] = (2e11, 6e11)
-    widths: tuple[int, ...] = (16, 48, 128)
+    patch: int = 2
+    depth: int = 2
+    budgets: list[float] = field(default_factory=lambda: [3e10, 1e11])
+    widths: list[int] = field(default_factory=lambda: [16, 48, 128])
     batch: int = 8
+    lr: float = 2e-3

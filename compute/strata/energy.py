@@ -20,7 +20,7 @@ def read_rapl_uj() -> float | None:
 
 
 class EnergyMeter:
-    """Context manager measuring wall time and (if RAPL is readable) package energy in joules."""
+    """Context manager accumulating wall time and (if RAPL is readable) package energy in joules over its uses."""
 
     def __init__(self, watts: float) -> None:
         self.watts = watts
@@ -28,18 +28,20 @@ class EnergyMeter:
         self.joules = 0.0
         self.source = "assumed"
 
-    def __enter__(self) -> "EnergyMeter":
+    def __enter__(self) -> EnergyMeter:
         self._t0 = time.perf_counter()
         self._e0 = read_rapl_uj()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.seconds = time.perf_counter() - self._t0
+        dt = time.perf_counter() - self._t0
+        self.seconds += dt
         e1 = read_rapl_uj()
         if self._e0 is not None and e1 is not None and e1 >= self._e0:
-            self.joules, self.source = (e1 - self._e0) * 1e-6, "RAPL"
+            self.joules += (e1 - self._e0) * 1e-6
+            self.source = "RAPL"
         else:
-            self.joules = self.watts * self.seconds
+            self.joules += self.watts * dt
 
 
 def efficiency(sim_days: float, seconds: float, joules: float) -> dict[str, float]:

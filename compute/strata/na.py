@@ -23,7 +23,7 @@ def window_starts(n: int, k: int) -> torch.Tensor:
 def neighbour_index(shape: tuple[int, ...], kernel: tuple[int, ...]) -> torch.Tensor:
     """(N, K) flat indices of each token's neighbours on a grid of ``shape`` (row-major), K = Π min(k_d, n_d)."""
     per_axis = []
-    for n, k in zip(shape, kernel):
+    for n, k in zip(shape, kernel, strict=False):
         k = min(k, n)
         per_axis.append(window_starts(n, k)[:, None] + torch.arange(k)[None, :])  # (n, k)
     strides = [1] * len(shape)
@@ -62,7 +62,12 @@ def na_gather(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, shape: tuple[in
 
 
 def neighbourhood_attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], impl: str = "auto"
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    shape: tuple[int, ...],
+    kernel: tuple[int, ...],
+    impl: str = "auto",
 ) -> torch.Tensor:
     """Pick the path: dense up to 1,024 tokens (fast SDPA), gather beyond (memory)."""
     n = q.shape[2]

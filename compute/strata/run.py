@@ -34,13 +34,28 @@ def _heatmap_anim(key: str, title: str, series: list[tuple[str, list[np.ndarray]
     zmax = float(max(np.max(f) for _, fs in series for f in fs))
     for i, (name, fs) in enumerate(series):
         ax = "" if i == 0 else str(i + 1)
-        data.append({"type": "heatmap", "z": np.round(fs[0], 4).tolist(), "name": name, "xaxis": f"x{ax}",
-                     "yaxis": f"y{ax}", "zmin": zmin, "zmax": zmax, "colorscale": "Viridis", "showscale": i == n - 1})
+        data.append(
+            {
+                "type": "heatmap",
+                "z": np.round(fs[0], 4).tolist(),
+                "name": name,
+                "xaxis": f"x{ax}",
+                "yaxis": f"y{ax}",
+                "zmin": zmin,
+                "zmax": zmax,
+                "colorscale": "Viridis",
+                "showscale": i == n - 1,
+            }
+        )
     for t, lab in enumerate(labels):
         frames.append({"name": lab, "data": [{"z": np.round(fs[t], 4).tolist()} for _, fs in series]})
-    layout: dict[str, Any] = {"title": title, "sliders": [{"steps": [
-        {"label": lab, "method": "animate", "args": [[lab], {"mode": "immediate"}]} for lab in labels]}],
-        "updatemenus": [{"type": "buttons", "buttons": [{"label": "play", "method": "animate", "args": [None]}]}]}
+    layout: dict[str, Any] = {
+        "title": title,
+        "sliders": [
+            {"steps": [{"label": lab, "method": "animate", "args": [[lab], {"mode": "immediate"}]} for lab in labels]}
+        ],
+        "updatemenus": [{"type": "buttons", "buttons": [{"label": "play", "method": "animate", "args": [None]}]}],
+    }
     for i, (name, _) in enumerate(series):
         ax = "" if i == 0 else str(i + 1)
         layout[f"xaxis{ax}"] = {"domain": [i / n + 0.01, (i + 1) / n - 0.01], "title": name}
@@ -72,10 +87,18 @@ def generate_data(params: dict, reporter: Reporter) -> dict:
     reporter.series("rain/area_fraction", hours.tolist(), diag["rain_fraction"])
     idx = np.linspace(0, len(ds.frames) - 1, min(12, len(ds.frames))).astype(int)
     lab = [f"{hours[i]:.1f} h" for i in idx]
-    reporter.figure("precip_anim", _heatmap_anim("precip_anim", "Precipitation P and vorticity proxy ∂v/∂x",
-                                                 [("P", [ds.frames[i, 4, 0] for i in idx]),
-                                                  ("∂v/∂x", [np.gradient(ds.frames[i, 2, 0], axis=-1) for i in idx])],
-                                                 lab))
+    reporter.figure(
+        "precip_anim",
+        _heatmap_anim(
+            "precip_anim",
+            "Precipitation P and vorticity proxy ∂v/∂x",
+            [
+                ("P", [ds.frames[i, 4, 0] for i in idx]),
+                ("∂v/∂x", [np.gradient(ds.frames[i, 2, 0], axis=-1) for i in idx]),
+            ],
+            lab,
+        ),
+    )
     u, v = ds.frames[-1, 1, 0], ds.frames[-1, 2, 0]
     ke = zonal_power(u, ds.lats) + zonal_power(v, ds.lats)
     reporter.series("spectrum/kinetic_energy", list(range(1, len(ke))), ke[1:].tolist())
@@ -130,13 +153,25 @@ def train_tiles(params: dict, reporter: Reporter) -> dict:
     reporter.table("one_step", rows)
     q = CHANNELS.index("q")
     s = ds.std[q]
-    reporter.figure("sample_tiles", _heatmap_anim("sample_tiles", "q increment on test tiles: truth, model, error",
-                                                  [("truth", [(y[k, q, 0] - x[k, q, 0]) * s for k in range(4)]),
-                                                   ("model", [pred[k, q, 0] * inc[q] * s for k in range(4)]),
-                                                   ("error", [err[k, q, 0] for k in range(4)])],
-                                                  [f"tile {k}" for k in range(4)]))
-    summary = {"params": info["params"], "cached": hit, "train_seconds": info["train_seconds"],
-               **{f"ratio_{r['variable']}": r["ratio"] for r in rows}}
+    reporter.figure(
+        "sample_tiles",
+        _heatmap_anim(
+            "sample_tiles",
+            "q increment on test tiles: truth, model, error",
+            [
+                ("truth", [(y[k, q, 0] - x[k, q, 0]) * s for k in range(4)]),
+                ("model", [pred[k, q, 0] * inc[q] * s for k in range(4)]),
+                ("error", [err[k, q, 0] for k in range(4)]),
+            ],
+            [f"tile {k}" for k in range(4)],
+        ),
+    )
+    summary = {
+        "params": info["params"],
+        "cached": hit,
+        "train_seconds": info["train_seconds"],
+        **{f"ratio_{r['variable']}": r["ratio"] for r in rows},
+    }
     reporter.progress(1.0, "done")
     return summary
 
@@ -157,6 +192,7 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
     reporter.progress(0.0, "data (build step)")
     ds, _, _ = load_or_generate(p, _cache(reporter))
     model, info, _ = _train_reporting(p, reporter, ds, prefix="train_")
+    tile = p.eval_tile or p.tile  # rolling out with a larger tile than trained on probes grid invariance
     xn, inc = normalise(ds)
     fpd = 1440.0 / ds.frame_minutes
     tr, _, te = splits(len(xn), fpd)
@@ -174,18 +210,24 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
     for o in sorted({0, p.overlap}):
         vals = []
         for t in range(te.start, te.start + min(6, len(te) - 1), 2):
-            step = global_step(model, xn[t], ds.lats, ds.lons, p.tile, o, p.window, inc)
-            vals.append(seam_metric(step - xn[t], p.tile, o))
+            step = global_step(model, xn[t], ds.lats, ds.lons, tile, o, p.window, inc)
+            vals.append(seam_metric(step - xn[t], tile, o))
         seams[o] = float(np.mean(vals))
-    truth_seam = float(np.mean([seam_metric(xn[t + 1] - xn[t], p.tile, p.overlap) for t in range(te.start, te.start + 4)]))
-    reporter.table("seams", [{"overlap": o, "window": p.window if o else "none", "seam_metric": v} for o, v in seams.items()]
-                   + [{"overlap": "truth", "window": "-", "seam_metric": truth_seam}])
+    truth_seam = float(
+        np.mean([seam_metric(xn[t + 1] - xn[t], tile, p.overlap) for t in range(te.start, te.start + 4)])
+    )
+    reporter.table(
+        "seams",
+        [{"overlap": o, "window": p.window if o else "none", "seam_metric": v} for o, v in seams.items()]
+        + [{"overlap": "truth", "window": "-", "seam_metric": truth_seam}],
+    )
 
     x = xn[te.start].copy()
     anim_idx = set(np.linspace(0, n_steps, min(9, n_steps + 1)).astype(int).tolist())
     anim_t, anim_m, anim_lab = [], [], []
     qi = CHANNELS.index("q")
     rm_all, spec_m, spec_t = [], None, None
+    base_last = (float("nan"), float("nan"), float("nan"))
     max_ratio = 0.0
     meter = EnergyMeter(p.watts)
     t_model = 0.0
@@ -201,19 +243,30 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
             r_p = _area_rmse(xn[te.start] * phys, truth * phys, w)
             r_c = _area_rmse(clim * phys, truth * phys, w)
             a_m, a_t = (x - clim)[0, 0], (truth - clim)[0, 0]
-            acc = float((a_m * a_t * w[:, None]).sum() / np.sqrt((a_m**2 * w[:, None]).sum() * (a_t**2 * w[:, None]).sum()))
+            acc = float(
+                (a_m * a_t * w[:, None]).sum() / np.sqrt((a_m**2 * w[:, None]).sum() * (a_t**2 * w[:, None]).sum())
+            )
             hours = s * ds.frame_minutes / 60.0
             vals = {f"rmse/{c}": float(r_m[i]) for i, c in enumerate(CHANNELS)}
-            vals.update({"rmse_h/emulator": float(r_m[0]), "rmse_h/persistence": float(r_p[0]),
-                         "rmse_h/climatology": float(r_c[0]), "acc/h": acc,
-                         "rmse_q/emulator": float(r_m[qi]), "rmse_q/persistence": float(r_p[qi]),
-                         "rmse_q/climatology": float(r_c[qi]),
-                         "rain/emulator": float((x[4] * ds.std[4] + ds.mean[4] > 1e-4).mean()),
-                         "rain/truth": float((truth[4] * ds.std[4] + ds.mean[4] > 1e-4).mean()),
-                         "stability/max_over_range": float(np.max(np.abs(x - mid[:, None, None, None])
-                                                                  / half[:, None, None, None]))})
+            vals.update(
+                {
+                    "rmse_h/emulator": float(r_m[0]),
+                    "rmse_h/persistence": float(r_p[0]),
+                    "rmse_h/climatology": float(r_c[0]),
+                    "acc/h": acc,
+                    "rmse_q/emulator": float(r_m[qi]),
+                    "rmse_q/persistence": float(r_p[qi]),
+                    "rmse_q/climatology": float(r_c[qi]),
+                    "rain/emulator": float((x[4] * ds.std[4] + ds.mean[4] > 1e-4).mean()),
+                    "rain/truth": float((truth[4] * ds.std[4] + ds.mean[4] > 1e-4).mean()),
+                    "stability/max_over_range": float(
+                        np.max(np.abs(x - mid[:, None, None, None]) / half[:, None, None, None])
+                    ),
+                }
+            )
             reporter.scalars(hours, vals)
             rm_all.append(r_m)
+            base_last = (float(r_p[0]), float(r_c[0]), acc)
             max_ratio = max(max_ratio, vals["stability/max_over_range"])
             if s <= 6:
                 pm, pt = zonal_power(x[1, 0], ds.lats), zonal_power(truth[1, 0], ds.lats)
@@ -223,15 +276,18 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
             break
         t1 = time.perf_counter()
         with meter:
-            x = global_step(model, x, ds.lats, ds.lons, p.tile, p.overlap, p.window, inc)
+            x = global_step(model, x, ds.lats, ds.lons, tile, p.overlap, p.window, inc)
         t_model += time.perf_counter() - t1
         reporter.progress(0.6 + 0.4 * s / n_steps, f"rollout step {s + 1}/{n_steps}")
         if reporter.should_stop():
             break
     finite = bool(np.all(np.isfinite(x)))
-    reporter.figure("rollout_anim", _heatmap_anim("rollout_anim", "q: truth vs emulator",
-                                                  [("truth", anim_t), ("emulator", anim_m)], anim_lab))
-    k_patch = min(len(spec_t) - 1, ds.frames.shape[-1] // p.patch)
+    reporter.figure(
+        "rollout_anim",
+        _heatmap_anim("rollout_anim", "q: truth vs emulator", [("truth", anim_t), ("emulator", anim_m)], anim_lab),
+    )
+    # N/p, capped at the data's largest resolved zonal wavenumber (the SHT truncates at l < (nlat+1)//2)
+    k_patch = min(len(spec_t) - 1, ds.frames.shape[-1] // p.patch, (ds.frames.shape[-2] + 1) // 2 - 1)
     reporter.series("spectrum/truth_u", list(range(1, len(spec_t))), spec_t[1:].tolist())
     reporter.series("spectrum/emulator_u", list(range(1, len(spec_m))), spec_m[1:].tolist())
     spectral_ratio = float(spec_m[k_patch] / max(spec_t[k_patch], 1e-30))
@@ -241,16 +297,31 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
     sol_seconds = ds.solver_seconds_per_day
     sol = efficiency(1.0, sol_seconds, p.watts * sol_seconds)
     ratio = emu["sim_days_per_kwh"] / sol["sim_days_per_kwh"]
-    reporter.table("efficiency", [
-        {"system": "emulator (tiles, this run)", **emu, "power_source": meter.source},
-        {"system": "solver (spectral SW + moisture)", **sol, "power_source": "assumed"},
-        {"system": "paper: STRATA on H100s", "sim_days_per_day": 741.0, "sim_days_per_kwh": 0.048,
-         "power_source": "paper"},
-        {"system": "paper: SCREAM", "sim_days_per_day": float("nan"), "sim_days_per_kwh": 0.001,
-         "power_source": "paper"},
-    ])
-    verdict = ("emulator wins" if ratio > 1 else "the solver wins at this toy scale (the paper's ≈50× needs km-scale "
-               "physics, whose cost grows much faster than the emulator's)")
+    reporter.table(
+        "efficiency",
+        [
+            {"system": "emulator (tiles, this run)", **emu, "power_source": meter.source},
+            {"system": "solver (spectral SW + moisture)", **sol, "power_source": "assumed"},
+            {
+                "system": "paper: STRATA on H100s",
+                "sim_days_per_day": 741.0,
+                "sim_days_per_kwh": 0.048,
+                "power_source": "paper",
+            },
+            {
+                "system": "paper: SCREAM",
+                "sim_days_per_day": float("nan"),
+                "sim_days_per_kwh": 0.001,
+                "power_source": "paper",
+            },
+        ],
+    )
+    verdict = (
+        "emulator wins"
+        if ratio > 1
+        else "the solver wins at this toy scale (the paper's ≈50× needs km-scale "
+        "physics, whose cost grows much faster than the emulator's)"
+    )
     reporter.log(f"emulator/solver energy efficiency = {ratio:.3g}× (paper ≈{PAPER_EFFICIENCY_RATIO:g}×): {verdict}")
     rm = np.array(rm_all) if rm_all else np.zeros((1, len(CHANNELS)))
     summary = {
@@ -260,6 +331,9 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
         "rmse_h_first": float(rm[0, 0]),
         "rmse_h_last": float(rm[-1, 0]),
         "rmse_grows": bool(rm[-1, 0] > rm[0, 0]),
+        "rmse_h_persistence_last": base_last[0],
+        "rmse_h_climatology_last": base_last[1],
+        "acc_h_last": base_last[2],
         "seam_no_overlap": seams[0],
         "seam_blended": seams[p.overlap],
         "seam_truth": truth_seam,
@@ -274,3 +348,83 @@ def global_rollout(params: dict, reporter: Reporter) -> dict:
     reporter.table("rollout_summary", [{"quantity": k, "value": v} for k, v in summary.items()])
     reporter.progress(1.0, "done")
     return summary
+
+
+# ------------------------------------------------------------------------------------------------
+# E4: mini iso-FLOP study
+# ------------------------------------------------------------------------------------------------
+def iso_flop(params: dict, reporter: Reporter) -> dict:
+    """For each FLOP budget, train widths w at steps = budget / (3·forward FLOPs per batch); loss vs parameters."""
+    from .config import IsoFlopParams
+    from .flops import forward_flops
+    from .model import n_params
+    from .train import one_step_rmse, train
+
+    p = IsoFlopParams.from_params(params)
+    seed_everything(p.seed)
+    ds, _, _ = load_or_generate(p, _cache(reporter))
+    xn, inc = normalise(ds)
+    _, va, _ = splits(len(xn), 1440.0 / ds.frame_minutes)
+    rows, best = [], {}
+    total = len(p.budgets) * len(p.widths)
+    k = 0
+    for b_i, budget in enumerate(p.budgets):
+        xs, ys = [], []
+        for w in p.widths:
+            tp = TrainParams(
+                **{
+                    **{f: getattr(p, f) for f in DataParams.__dataclass_fields__},
+                    "tile": p.tile,
+                    "patch": p.patch,
+                    "width": w,
+                    "depth": p.depth,
+                    "batch": p.batch,
+                    "lr": p.lr,
+                    "steps": 1,
+                }
+            )
+            fwd = forward_flops(tp.model(), p.tile, p.batch)
+            steps = int(budget / (3 * fwd))
+            k += 1
+            if steps < 5:
+                reporter.log(f"budget {budget:.2g}: width {w} gets only {steps} steps; skipped")
+                continue
+            tp.steps = steps
+            reporter.progress(k / total, f"budget {budget:.2g}, width {w}: {steps} steps")
+            model, info = train(tp, ds, should_stop=reporter.should_stop)
+            vidx = np.random.default_rng(7).integers(va.start, va.stop - 1, size=32)
+            _, _, vloss = one_step_rmse(model, xn, inc, ds, vidx, p.tile, np.random.default_rng(3))
+            n = n_params(model)
+            fpp = fwd / p.batch / (p.tile * p.tile)
+            rows.append(
+                {
+                    "budget": budget,
+                    "width": w,
+                    "params": n,
+                    "steps": steps,
+                    "val_loss": vloss,
+                    "flops_per_grid_point": fpp,
+                }
+            )
+            xs.append(n)
+            ys.append(vloss)
+            reporter.series(f"isoflop/budget_{b_i}", [n], [vloss])
+            if reporter.should_stop():
+                break
+        if ys:
+            j = int(np.argmin(ys))
+            best[budget] = rows[-len(ys) + j]
+            interior = 0 < j < len(ys) - 1
+            reporter.log(
+                f"budget {budget:.2g}: optimum width {best[budget]['width']} "
+                f"({'interior: U-shape' if interior else 'at the edge of the sweep'})"
+            )
+    reporter.table("isoflop", rows)
+    reporter.table(
+        "isoflop_optimum",
+        [{"budget": b, **r, "interior": 0 < p.widths.index(r["width"]) < len(p.widths) - 1} for b, r in best.items()],
+    )
+    reporter.series("flops/per_grid_point", [r["params"] for r in rows], [r["flops_per_grid_point"] for r in rows])
+    return {f"optimum_width_{i}": r["width"] for i, r in enumerate(best.values())} | {
+        f"optimum_flops_per_grid_point_{i}": r["flops_per_grid_point"] for i, r in enumerate(best.values())
+    }

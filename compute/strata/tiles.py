@@ -16,7 +16,9 @@ def unit_vectors(lat: torch.Tensor, lon: torch.Tensor) -> torch.Tensor:
     return torch.stack([c * torch.cos(lon), c * torch.sin(lon), torch.sin(lat)], dim=-1)
 
 
-def spherical_centroid(lat: torch.Tensor, lon: torch.Tensor, dims: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+def spherical_centroid(
+    lat: torch.Tensor, lon: torch.Tensor, dims: tuple[int, ...]
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Centroid = normalised mean of the 3D unit vectors over ``dims``; returns (lat, lon) in radians.
 
     Correct across the dateline (179° and −179° → 180°) and at the poles, unlike averaging angles.

@@ -11,9 +11,9 @@ import io
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -37,16 +37,23 @@ def load_or_generate(p: DataParams, cache: Path | None, progress: Callable | Non
     path = cache / f"{data_key(p)}.npz" if cache is not None else None
     if path is not None and path.exists():
         z = np.load(path, allow_pickle=False)
-        ds = Dataset(**{k: z[k] for k in ("frames", "lats", "lons", "mean", "std", "dstd")},
-                     solver_seconds_per_day=float(z["solver_seconds_per_day"]), frame_minutes=float(z["frame_minutes"]))
+        ds = Dataset(
+            **{k: z[k] for k in ("frames", "lats", "lons", "mean", "std", "dstd")},
+            solver_seconds_per_day=float(z["solver_seconds_per_day"]),
+            frame_minutes=float(z["frame_minutes"]),
+        )
         return ds, json.loads(str(z["diag"])), True
     ds, diag = generate(p.generator(), progress)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **{k: getattr(ds, k) for k in ("frames", "lats", "lons", "mean", "std", "dstd")},
-                 solver_seconds_per_day=ds.solver_seconds_per_day, frame_minutes=ds.frame_minutes,
-                 diag=json.dumps(diag))
+        np.savez(
+            tmp,
+            **{k: getattr(ds, k) for k in ("frames", "lats", "lons", "mean", "std", "dstd")},
+            solver_seconds_per_day=ds.solver_seconds_per_day,
+            frame_minutes=ds.frame_minutes,
+            diag=json.dumps(diag),
+        )
         tmp.replace(path)
     return ds, diag, False
 
@@ -66,8 +73,9 @@ def normalise(ds: Dataset) -> tuple[np.ndarray, np.ndarray]:
 
 
 @torch.no_grad()
-def one_step_rmse(model: TileModel, xn: np.ndarray, inc: np.ndarray, ds: Dataset, idx: np.ndarray, tile: int,
-                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
+def one_step_rmse(
+    model: TileModel, xn: np.ndarray, inc: np.ndarray, ds: Dataset, idx: np.ndarray, tile: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Per-variable RMSE (physical units) of the model and of persistence on random tiles; plus normalised loss."""
     x, y, la, lo = sample_tiles(xn, ds.lats, ds.lons, idx, tile, rng)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
@@ -80,8 +88,12 @@ def one_step_rmse(model: TileModel, xn: np.ndarray, inc: np.ndarray, ds: Dataset
     return sq, pers, loss
 
 
-def train(p: TrainParams, ds: Dataset, report: Callable[[int, dict], None] | None = None,
-          should_stop: Callable[[], bool] | None = None) -> tuple[TileModel, dict]:
+def train(
+    p: TrainParams,
+    ds: Dataset,
+    report: Callable[[int, dict], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> tuple[TileModel, dict]:
     """Train a tile model; ``report(step, metrics)`` is called every few steps with loss curves."""
     torch.manual_seed(p.seed)
     rng = np.random.default_rng(p.seed)
@@ -100,8 +112,10 @@ def train(p: TrainParams, ds: Dataset, report: Callable[[int, dict], None] | Non
         k = p.unroll if step >= unroll_from else 1
         idx = rng.integers(tr.start, tr.stop - k, size=p.batch)
         # tiles of k+1 consecutive frames at one location
-        seq = [sample_tiles(xn, ds.lats, ds.lons, idx + j, p.tile, np.random.default_rng(step * 7919 + p.seed))
-               for j in range(k)]
+        seq = [
+            sample_tiles(xn, ds.lats, ds.lons, idx + j, p.tile, np.random.default_rng(step * 7919 + p.seed))
+            for j in range(k)
+        ]
         x = torch.from_numpy(seq[0][0])
         la, lo = torch.from_numpy(seq[0][2]), torch.from_numpy(seq[0][3])
         loss = torch.zeros(())
@@ -122,9 +136,15 @@ def train(p: TrainParams, ds: Dataset, report: Callable[[int, dict], None] | Non
             rm, pe, vloss = one_step_rmse(model, xn, inc, ds, vidx, p.tile, np.random.default_rng(1))
             model.train()
             hist["val"].append((step, vloss))
-            report(step, {"loss/train": float(np.mean(hist["train"][-every:])), "loss/val": vloss,
-                          **{f"skill/{c}": float(rm[i] / pe[i]) for i, c in enumerate(CHANNELS)},
-                          "time/s": time.perf_counter() - t0})
+            report(
+                step,
+                {
+                    "loss/train": float(np.mean(hist["train"][-every:])),
+                    "loss/val": vloss,
+                    **{f"skill/{c}": float(rm[i] / pe[i]) for i, c in enumerate(CHANNELS)},
+                    "time/s": time.perf_counter() - t0,
+                },
+            )
         if should_stop is not None and should_stop():
             break
     model.eval()
@@ -134,7 +154,8 @@ def train(p: TrainParams, ds: Dataset, report: Callable[[int, dict], None] | Non
 
 def load_or_train(p: TrainParams, ds: Dataset, cache: Path | None, report=None, should_stop=None):
     """Checkpoint cache keyed by (data, model, training) config; the checkpoint stores its config."""
-    path = cache / f"model_{_key(asdict(p))}.pt" if cache is not None else None
+    train_fields = {f: getattr(p, f) for f in TrainParams.__dataclass_fields__}  # rollout-only fields excluded
+    path = cache / f"model_{_key(train_fields)}.pt" if cache is not None else None
     if path is not None and path.exists():
         blob = torch.load(path, weights_only=False)
         model = TileModel(p.model())
@@ -145,6 +166,6 @@ def load_or_train(p: TrainParams, ds: Dataset, cache: Path | None, report=None, 
     if path is not None and info["steps"] == p.steps:
         path.parent.mkdir(parents=True, exist_ok=True)
         buf = io.BytesIO()
-        torch.save({"state": model.state_dict(), "info": info, "config": asdict(p)}, buf)
+        torch.save({"state": model.state_dict(), "info": info, "config": train_fields}, buf)
         path.write_bytes(buf.getvalue())
     return model, info, False

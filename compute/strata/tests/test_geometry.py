@@ -27,9 +27,14 @@ def test_projection_is_conformal() -> None:
     """Jacobian w.r.t. local (east, north) distances has equal singular values (to 1e-6), at several points."""
     lat0, lon0 = torch.tensor(0.4, dtype=D), torch.tensor(1.0, dtype=D)
     for lat, lon in [(0.1, 0.8), (0.9, 1.6), (-0.3, 0.2), (0.6, 1.05)]:
-        def f(v: torch.Tensor) -> torch.Tensor:
+
+        def f(v: torch.Tensor, lat: float = lat, lon: float = lon) -> torch.Tensor:
             e, n = v[0], v[1]
-            return torch.stack(stereographic(torch.tensor(lat, dtype=D) + n, torch.tensor(lon, dtype=D) + e / math.cos(lat), lat0, lon0))
+            return torch.stack(
+                stereographic(
+                    torch.tensor(lat, dtype=D) + n, torch.tensor(lon, dtype=D) + e / math.cos(lat), lat0, lon0
+                )
+            )
 
         jac = torch.autograd.functional.jacobian(f, torch.zeros(2, dtype=D))
         s = torch.linalg.svdvals(jac)

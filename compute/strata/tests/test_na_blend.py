@@ -25,10 +25,13 @@ def _naive(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, shape: tuple, kern
     """Explicit loop over tokens and their 3D windows (the definition)."""
     out = torch.zeros_like(q)
     grid = np.indices(shape).reshape(len(shape), -1).T
-    starts = [window_starts(n, kk) for n, kk in zip(shape, kernel)]
+    starts = [window_starts(n, kk) for n, kk in zip(shape, kernel, strict=False)]
     for i, c in enumerate(grid):
-        nb = [j for j, cj in enumerate(grid)
-              if all(starts[d][c[d]] <= cj[d] < starts[d][c[d]] + min(kernel[d], shape[d]) for d in range(len(shape)))]
+        nb = [
+            j
+            for j, cj in enumerate(grid)
+            if all(starts[d][c[d]] <= cj[d] < starts[d][c[d]] + min(kernel[d], shape[d]) for d in range(len(shape)))
+        ]
         att = (q[:, :, i : i + 1] @ k[:, :, nb].transpose(-1, -2)) / q.shape[-1] ** 0.5
         out[:, :, i] = (att.softmax(-1) @ v[:, :, nb])[:, :, 0]
     return out
@@ -50,7 +53,7 @@ def test_gather_backward_matches_dense() -> None:
     qkv = [torch.randn(1, 2, 36, 8, requires_grad=True) for _ in range(3)]
     g1 = torch.autograd.grad(na_dense(*qkv, shape, kernel).pow(2).sum(), qkv)
     g2 = torch.autograd.grad(na_gather(*qkv, shape, kernel).pow(2).sum(), qkv)
-    for a, b in zip(g1, g2):
+    for a, b in zip(g1, g2, strict=False):
         assert torch.allclose(a, b, atol=1e-5)
 
 
@@ -62,9 +65,10 @@ def test_window_values() -> None:
     assert np.allclose(window_1d(16, 0), 1) and np.allclose(window_1d(16, 4, "uniform"), 1)
 
 
-@pytest.mark.parametrize(("nlat", "nlon", "tile", "overlap", "kind"),
-                         [(32, 64, 16, 4, "cosine"), (32, 64, 16, 0, "uniform"), (30, 50, 12, 3, "linear"),
-                          (64, 128, 32, 8, "cosine")])
+@pytest.mark.parametrize(
+    ("nlat", "nlon", "tile", "overlap", "kind"),
+    [(32, 64, 16, 4, "cosine"), (32, 64, 16, 0, "uniform"), (30, 50, 12, 3, "linear"), (64, 128, 32, 8, "cosine")],
+)
 def test_blending_is_a_partition_of_unity_and_reproduces_the_truth(nlat, nlon, tile, overlap, kind) -> None:
     layout, total = blend_weights(nlat, nlon, tile, overlap, kind)
     assert total.min() > 0
@@ -87,3 +91,15 @@ def test_seam_metric_detects_tile_edges_and_not_the_longitude_wrap() -> None:
     offsets = extract_tiles(smooth, layout, tile) + rng.normal(size=len(layout))[:, None, None]
     jumpy = blend(offsets, smooth.shape, tile, 0, "uniform")  # per-tile offsets: steps at tile edges
     assert seam_metric(jumpy, tile, 0) > 3.0
+
+
+def test_efficiency_counters_hand_computed() -> None:
+    from compute.strata.energy import EnergyMeter, efficiency
+
+    e = efficiency(sim_days=1.0, seconds=3600.0, joules=100.0 * 3600.0)  # 1 day in 1 h at 100 W = 0.1 kWh
+    assert abs(e["sim_days_per_day"] - 24.0) < 1e-12 and abs(e["sim_days_per_kwh"] - 10.0) < 1e-12
+    m = EnergyMeter(watts=50.0)
+    for _ in range(3):  # accumulates over uses
+        with m:
+            sum(range(1000))
+    assert m.seconds > 0 and (m.source == "RAPL" or abs(m.joules - 50.0 * m.seconds) < 1e-9)

@@ -82,15 +82,22 @@ def test_3d_patches_with_several_levels() -> None:
 def test_micro_training_beats_persistence_on_a_learnable_increment() -> None:
     """A tiny model fits a constant-drift world (x_{t+1} = x_t + c): on training frames its error ≪ persistence."""
     from compute.strata.data import Dataset
-    from compute.strata.train import one_step_rmse, normalise, train
+    from compute.strata.train import normalise, one_step_rmse, train
 
     rng = np.random.default_rng(0)
     base = rng.normal(size=(1, 5, 1, 16, 32)).astype(np.float32)
     drift = np.array([1.0, -0.5, 0.3, 0.2, 0.1], np.float32)[None, :, None, None, None]
     frames = base + drift * np.arange(40, dtype=np.float32)[:, None, None, None, None]
-    ds = Dataset(frames=frames, lats=np.linspace(1.5, -1.5, 16), lons=np.linspace(0, 2 * np.pi, 32, endpoint=False),
-                 mean=frames.mean(axis=(0, 2, 3, 4)), std=frames.std(axis=(0, 2, 3, 4)),
-                 dstd=np.abs(drift.ravel()), solver_seconds_per_day=1.0, frame_minutes=10.0)
+    ds = Dataset(
+        frames=frames,
+        lats=np.linspace(1.5, -1.5, 16),
+        lons=np.linspace(0, 2 * np.pi, 32, endpoint=False),
+        mean=frames.mean(axis=(0, 2, 3, 4)),
+        std=frames.std(axis=(0, 2, 3, 4)),
+        dstd=np.abs(drift.ravel()),
+        solver_seconds_per_day=1.0,
+        frame_minutes=10.0,
+    )
     p = TrainParams(tile=8, patch=2, width=16, depth=1, steps=40, batch=4, decoder="none", lr=1e-2)
     model, info = train(p, ds)
     xn, inc = normalise(ds)
