@@ -65,24 +65,24 @@ def _common() -> list[Any]:
         Int("min_digits", 2, min=1, max=6, label="min digits", group="Task"),
         Int("max_digits", 2, min=1, max=6, label="max digits", group="Task"),
         Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int("sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget",
-            group="SFT checkpoint"),
+        Int(
+            "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
+        ),
         Int("steps", 100, min=1, max=1000, group="Budget"),
         Int("prompts_per_step", 16, min=2, max=64, label="prompts per step", group="Budget"),
         Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
-        Int("mini_batches", 4, min=1, max=8, label="mini-batches per batch", help="updates per batch",
-            group="Budget"),
+        Int("mini_batches", 4, min=1, max=8, label="mini-batches per batch", help="updates per batch", group="Budget"),
         Float("lr", 1e-4, min=1e-5, max=1e-3, log=True, label="learning rate", group="Budget"),
         Int("warmup_steps", 10, min=0, max=100, label="lr warm-up steps", group="Budget"),
         Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
         Float("tau_p", 0.01, min=1e-4, max=0.1, log=True, label="τ_p (probability threshold)", group="S2T"),
         Float("q", 0.75, min=0.5, max=0.95, label="q (entropy quantile)", group="S2T"),
-        Int("grad_every", 5, min=0, max=100, label="gradient-share analysis every (steps)", help="0 = off",
-            group="S2T"),
+        Int(
+            "grad_every", 5, min=0, max=100, label="gradient-share analysis every (steps)", help="0 = off", group="S2T"
+        ),
         Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
         Int("n_eval", 128, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
-        Int("n_eval_final", 300, min=8, max=5000, label="held-out problems, final (×2 samples)",
-            group="Evaluation"),
+        Int("n_eval_final", 300, min=8, max=5000, label="held-out problems, final (×2 samples)", group="Evaluation"),
     ]
 
 
@@ -122,8 +122,12 @@ TRAIN = Experiment(
         Line("Token entropy", keys=["entropy/mean", "entropy/q10", "entropy/q90"], x_label="step", y_label="nats"),
         Line("Held-out accuracy (sampled)", keys=["acc/t10", "acc/t07", "acc/heldout"], x_label="step"),
         Line("Late-collapse indicator (running max − current)", keys=["collapse/*"], x_label="step"),
-        Line("Masked-token rate vs ground-truth spurious rate",
-             keys=["s2t/mask_rate", "s2t/detect_rate", "s2t/gt_rate"], x_label="step", y_log=True),
+        Line(
+            "Masked-token rate vs ground-truth spurious rate",
+            keys=["s2t/mask_rate", "s2t/detect_rate", "s2t/gt_rate"],
+            x_label="step",
+            y_log=True,
+        ),
         Line("S2T detector vs ground truth", keys=["s2t/precision", "s2t/recall"], x_label="step"),
         Line("Enrichment (precision / base rate)", keys=["s2t/enrichment"], x_label="step"),
         Line("Masked-token types", keys=["mask_type/*"], x_label="step"),

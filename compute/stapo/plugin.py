@@ -62,7 +62,12 @@ class StapoPlugin(Plugin):
     name = "stapo"
 
     def __init__(
-        self, arm: str = "stapo", tau_p: float = 0.01, q: float = 0.75, top: float = 0.2, grad_every: int = 5,
+        self,
+        arm: str = "stapo",
+        tau_p: float = 0.01,
+        q: float = 0.75,
+        top: float = 0.2,
+        grad_every: int = 5,
         seed: int = 0,
     ) -> None:
         if arm not in ARMS:

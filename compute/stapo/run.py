@@ -109,21 +109,39 @@ def landscape_figure(V: int, sample: dict[str, np.ndarray] | None, title: str) -
     P, HH = np.meshgrid(10**lp, H)
     lo, hi = grad_sq_bounds(torch.tensor(P), torch.tensor(HH), V)
     data: list[dict[str, Any]] = [
-        {"type": "heatmap", "x": lp.tolist(), "y": H.tolist(), "z": lo.numpy().round(4).tolist(),
-         "colorscale": "Viridis", "colorbar": {"title": "lower bound"}, "name": "1 − 2p + e^{−H}"},
-        {"type": "contour", "x": lp.tolist(), "y": H.tolist(), "z": hi.numpy().round(4).tolist(),
-         "contours": {"coloring": "lines", "showlabels": True}, "showscale": False, "name": "upper bound"},
+        {
+            "type": "heatmap",
+            "x": lp.tolist(),
+            "y": H.tolist(),
+            "z": lo.numpy().round(4).tolist(),
+            "colorscale": "Viridis",
+            "colorbar": {"title": "lower bound"},
+            "name": "1 − 2p + e^{−H}",
+        },
+        {
+            "type": "contour",
+            "x": lp.tolist(),
+            "y": H.tolist(),
+            "z": hi.numpy().round(4).tolist(),
+            "contours": {"coloring": "lines", "showlabels": True},
+            "showscale": False,
+            "name": "upper bound",
+        },
     ]
     if sample is not None and len(sample["p"]):
         for sel, name, color in ((~sample["masked"], "kept tokens", "white"), (sample["masked"], "S2T-masked", "red")):
             if sel.any():
-                data.append({
-                    "type": "scatter", "mode": "markers", "name": name,
-                    "x": np.log10(np.clip(sample["p"][sel], 1e-4, 1)).round(4).tolist(),
-                    "y": sample["H"][sel].round(4).tolist(),
-                    "text": [f"‖∇‖²/w² = {g:.3f}" for g in sample["g2"][sel]],
-                    "marker": {"size": 5, "color": color, "line": {"width": 0.5, "color": "black"}},
-                })
+                data.append(
+                    {
+                        "type": "scatter",
+                        "mode": "markers",
+                        "name": name,
+                        "x": np.log10(np.clip(sample["p"][sel], 1e-4, 1)).round(4).tolist(),
+                        "y": sample["H"][sel].round(4).tolist(),
+                        "text": [f"‖∇‖²/w² = {g:.3f}" for g in sample["g2"][sel]],
+                        "marker": {"size": 5, "color": color, "line": {"width": 0.5, "color": "black"}},
+                    }
+                )
     return {"data": data, "layout": {"title": title, "xaxis": {"title": "log10 π(y)"}, "yaxis": {"title": "H (nats)"}}}
 
 
@@ -157,12 +175,20 @@ def _one_run(
             if gcfg.record_every and (s % gcfg.record_every == 0 or s == cfg.steps - 1) and len(batch):
                 reporter.artifact(f"tokens/step{s + 1:05d}.npz", tr.token_records(batch))
         else:
-            keys = {"entropy/mean": "cmp_entropy", "acc/t10": "cmp_acc_t10", "acc/t07": "cmp_acc_t07",
-                    "s2t/mask_rate": "cmp_mask", "reward/train": "cmp_reward", "s2t/grad_share": "cmp_grad_share"}
+            keys = {
+                "entropy/mean": "cmp_entropy",
+                "acc/t10": "cmp_acc_t10",
+                "acc/t07": "cmp_acc_t07",
+                "s2t/mask_rate": "cmp_mask",
+                "reward/train": "cmp_reward",
+                "s2t/grad_share": "cmp_grad_share",
+            }
             reporter.scalars(s + 1, {f"{v}/{prefix}": stats[k] for k, v in keys.items() if k in stats})
         f = frac[0] + (frac[1] - frac[0]) * (s + 1) / cfg.steps
-        reporter.progress(f, f"{ARM_LABELS[arm]} seed {seed}: step {s + 1}/{cfg.steps}, "
-                             f"H {stats.get('entropy/mean', float('nan')):.3f}")
+        reporter.progress(
+            f,
+            f"{ARM_LABELS[arm]} seed {seed}: step {s + 1}/{cfg.steps}, H {stats.get('entropy/mean', float('nan')):.3f}",
+        )
         if reporter.should_stop():
             reporter.log(f"stopped after {s + 1} steps")
             break
@@ -231,8 +257,16 @@ def stapo_compare(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     for arm in arms:
         rs = [r for r in runs if r["arm"] == ARM_LABELS[arm]]
         row: dict[str, Any] = {"arm": ARM_LABELS[arm], "n": len(rs)}
-        for key in ("acc_t10", "acc_t07", "H_final_ratio", "H_dev_max", "collapse_t10", "cum_mask_rate",
-                    "precision", "enrichment"):
+        for key in (
+            "acc_t10",
+            "acc_t07",
+            "H_final_ratio",
+            "H_dev_max",
+            "collapse_t10",
+            "cum_mask_rate",
+            "precision",
+            "enrichment",
+        ):
             m, h = _ci([r[key] for r in rs])
             row[key] = m
             row[f"{key}_ci"] = h

@@ -18,8 +18,9 @@ def _setup(arm: str, seed: int = 0):  # type: ignore[no-untyped-def]
     torch.manual_seed(seed)
     task = Arithmetic(1, 1)
     model = TinyLM(LMConfig.sized("micro", task.tokenizer.vocab_size, max_len=48))
-    cfg = GRPOConfig(prompts_per_step=3, group_size=4, max_new=10, eval_every=0, n_eval=4, record_every=0,
-                     eps_high=0.28, seed=seed)
+    cfg = GRPOConfig(
+        prompts_per_step=3, group_size=4, max_new=10, eval_every=0, n_eval=4, record_every=0, eps_high=0.28, seed=seed
+    )
     plugin = StapoPlugin(arm, tau_p=0.2, q=0.75, grad_every=1)
     tr = GRPOTrainer(model, task, cfg, [plugin])
     batch, _ = tr.collect()
