@@ -265,13 +265,13 @@ class _Overlay:
     """Forwards a run's reporting to the comparison's reporter, renaming the overlaid series to
     ``cmp_<quantity>/<method>_s<seed>`` and dropping the rest (tables, figures and artifacts stay per run)."""
 
-    def __init__(self, inner: Any, label: str, offset: float = 0.0, share: float = 1.0) -> None:
-        self.inner, self.label, self.offset, self.share = inner, label, offset, share
+    def __init__(self, inner: Any, label: str, offset: float = 0.0, share: float = 1.0, band: bool = False) -> None:
+        self.inner, self.label, self.offset, self.share, self.band = inner, label, offset, share, band
         self.data_dir = inner.data_dir
 
     def scalars(self, step: float, values: dict[str, float]) -> None:
         out = {f"{_OVERLAY[k]}/{self.label}": v for k, v in values.items() if k in _OVERLAY}
-        if "band/H_tgt" in values and self.label.endswith("_s0"):
+        if "band/H_tgt" in values and self.band:  # one run draws the (shared) target line
             out["cmp_entropy/H_tgt"] = values["band/H_tgt"]
         if out:
             self.inner.scalars(step, out)
@@ -323,7 +323,7 @@ def stare_compare(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         for mi, method in enumerate(methods):
             k = si * len(methods) + mi
             run_cfg = replace(cfg, method=method, seed=cfg.seed + si)
-            ov = _Overlay(reporter, f"{method}_s{si}", k / n, 1 / n)
+            ov = _Overlay(reporter, f"{method}_s{si}", k / n, 1 / n, band=k == 0)
             runs.append(train_one(run_cfg, ov, res))
             reporter.table("runs", runs)
             if reporter.should_stop():
