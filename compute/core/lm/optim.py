@@ -41,7 +41,7 @@ class AdamW:
         lr, (b1, b2), eps, wd = g0["lr"], g0["betas"], g0["eps"], g0["weight_decay"]
         self.t += 1
         c1, c2 = 1 - b1**self.t, 1 - b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v):
+        for p, m, v in zip(self.params, self.m, self.v, strict=True):
             if p.grad is None:
                 continue
             if wd:

@@ -255,7 +255,7 @@ class GRPOTrainer:
     def score(self, batch: RolloutBatch) -> None:
         """rewards ← verify, then assign_rewards, then overlong shaping."""
         rs, cs, infos = [], [], []
-        for p, text in zip(batch.problems, batch.texts):
+        for p, text in zip(batch.problems, batch.texts, strict=True):
             r, c, info = self.task.verify(p, text)
             rs.append(r)
             cs.append(c)
