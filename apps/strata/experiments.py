@@ -263,7 +263,7 @@ ISOFLOP = Experiment(
         Int("depth", 2, min=1, max=8, label="blocks", group="Model"),
         FloatList(
             "budgets",
-            [3e10, 1e11],
+            [1e10, 3e10],
             min=1e8,
             max=1e15,
             min_len=1,

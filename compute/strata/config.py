@@ -92,7 +92,7 @@ class IsoFlopParams(DataParams):
     tile: int = 16
     patch: int = 2
     depth: int = 2
-    budgets: list[float] = field(default_factory=lambda: [3e10, 1e11])
+    budgets: list[float] = field(default_factory=lambda: [1e10, 3e10])
     widths: list[int] = field(default_factory=lambda: [16, 48, 128])
     batch: int = 8
     lr: float = 2e-3
