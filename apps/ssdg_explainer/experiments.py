@@ -51,8 +51,15 @@ def _common(n_seeds: int = 2) -> list:
         Int("n_explain", 100, min=10, max=1000, label="graphs explained", group="Explainer"),
         Int("explainer_epochs", 20, min=1, max=200, label="explainer epochs", group="Explainer"),
         Int("n_seeds", n_seeds, min=1, max=5, label="explainer seeds", group="Explainer"),
-        Int("gen_steps", 5, min=1, max=20, label="generator steps per explainer step", help="released code: 10",
-            group="Explainer"),
+        Int(
+            "gen_steps",
+            5,
+            min=1,
+            max=20,
+            label="generator steps per explainer step",
+            help="released code: 10",
+            group="Explainer",
+        ),
         Int("batch_size", 50, min=8, max=500, group="Explainer"),
         Float("lr", 0.003, min=1e-4, max=0.1, log=True, label="explainer learning rate", group="Explainer"),
         Float("c_size", 0.05, min=0.0, max=1.0, label="size coefficient", group="Explainer"),
@@ -81,8 +88,16 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
     return errs or None
 
 
-SMOKE = {"n_graphs": 120, "gnn_epochs": 25, "gate": 0.9, "n_explain": 12, "explainer_epochs": 1, "n_seeds": 1,
-         "gen_steps": 1, "batch_size": 12}
+SMOKE = {
+    "n_graphs": 120,
+    "gnn_epochs": 25,
+    "gate": 0.9,
+    "n_explain": 12,
+    "explainer_epochs": 1,
+    "n_seeds": 1,
+    "gen_steps": 1,
+    "batch_size": 12,
+}
 BA2 = {"dataset": "ba_2motifs", "n_graphs": 600, "gnn_epochs": 200}
 
 EXPLAIN = Experiment(
@@ -102,8 +117,12 @@ EXPLAIN = Experiment(
     },
     panels=[
         Line("Explainer losses (seed 1)", keys=["loss/explainer/*"], x_label="step", width=6),
-        Line("Generator and SSDG losses (seed 1)", keys=["loss/generator/*", "loss/semantic/*", "loss/contrastive/*",
-                                                         "loss/boundary/*"], x_label="step", width=6),
+        Line(
+            "Generator and SSDG losses (seed 1)",
+            keys=["loss/generator/*", "loss/semantic/*", "loss/contrastive/*", "loss/boundary/*"],
+            x_label="step",
+            width=6,
+        ),
         Bar("Edge AUROC (mean over seeds)", table="accuracy", x="method", y=["auroc_mean"], width=6),
         Figure("ROC (pooled, last seed)", key="roc", width=6),
         Table("AUROC ± SD, fidelity, sparsity, seconds", key="accuracy", width=12),
@@ -126,7 +145,11 @@ OOD = Experiment(
     ),
     compute="compute.ssdg_explainer.run:ood_analysis",
     params=_common(n_seeds=1),
-    presets={"smoke": SMOKE, "ba_2motifs": BA2, "paper headline": {"explainer_epochs": 30, "gen_steps": 10, "n_explain": 200}},
+    presets={
+        "smoke": SMOKE,
+        "ba_2motifs": BA2,
+        "paper headline": {"explainer_epochs": 30, "gen_steps": 10, "n_explain": 200},
+    },
     panels=[
         Bar("Label agreement with f(G)", table="agreement", x="graphs", y=["agreement"], width=6),
         Figure("φ(G): originals, subgraphs, proxies (PCA)", key="embedding", width=6),
@@ -147,7 +170,11 @@ ABLATE = Experiment(
     ),
     compute="compute.ssdg_explainer.run:ablation",
     params=_common(),
-    presets={"smoke": SMOKE, "ba_2motifs": BA2, "paper headline": {"n_seeds": 3, "explainer_epochs": 30, "gen_steps": 10}},
+    presets={
+        "smoke": SMOKE,
+        "ba_2motifs": BA2,
+        "paper headline": {"n_seeds": 3, "explainer_epochs": 30, "gen_steps": 10},
+    },
     panels=[
         Figure("AUROC heatmap (variant × seed)", key="ablation_heatmap", width=6),
         Bar("AUROC by variant", table="ablation", x="variant", y=["auroc_mean"], width=6),
@@ -174,8 +201,14 @@ ROBUST = Experiment(
         "paper headline": {"explainer_epochs": 30, "gen_steps": 10},
     },
     panels=[
-        Line("AUROC vs noise", keys=["robust/*"], x_label="added edges / |E|", y_label="AUROC", mode="lines+markers",
-             width=6),
+        Line(
+            "AUROC vs noise",
+            keys=["robust/*"],
+            x_label="added edges / |E|",
+            y_label="AUROC",
+            mode="lines+markers",
+            width=6,
+        ),
         Table("AUROC per noise level", key="robustness", width=6),
     ],
     cost_seconds=120,

@@ -9,8 +9,8 @@ T(e) = T₀·(T₁/T₀)^{e/E}.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
@@ -193,14 +193,18 @@ class AmortizedConfig:
 class AmortizedExplainer(nn.Module):
     """Edge-mask network (+ generator, + boundary net) trained on a set of graphs; explains in one forward pass."""
 
-    def __init__(self, model: GCN, in_dim: int, N: int, cfg: AmortizedConfig, n_classes: int = 2, seed: int = 0) -> None:
+    def __init__(
+        self, model: GCN, in_dim: int, N: int, cfg: AmortizedConfig, n_classes: int = 2, seed: int = 0
+    ) -> None:
         super().__init__()
         torch.manual_seed(seed)  # parameter initialisation is part of the seeded explainer
         self.model, self.cfg = model, cfg
         self.mask_net = EdgeMaskNet(model.hidden)
         uses_gen = cfg.method in ("proxy", "ssdg")
         ssdg = cfg.method == "ssdg"
-        self.generator = ProxyGenerator(in_dim, N, n_classes=n_classes if ssdg and cfg.semantic else 0) if uses_gen else None
+        self.generator = (
+            ProxyGenerator(in_dim, N, n_classes=n_classes if ssdg and cfg.semantic else 0) if uses_gen else None
+        )
         self.boundary = BoundaryNet(model.hidden) if ssdg and cfg.boundary else None
         self.n_classes = n_classes
 

@@ -39,7 +39,7 @@ class GCN(nn.Module):
         super().__init__()
         self.aggregation = aggregation  # "gcn": D̃^{-1/2}(W+I)D̃^{-1/2};  "sum": W + I (GIN-style, design choice)
         dims = [in_dim] + [hidden] * n_layers
-        self.layers = nn.ModuleList(DenseGCNLayer(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.layers = nn.ModuleList(DenseGCNLayer(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
         self.head = nn.Linear(3 * hidden, n_classes)
         self.hidden = hidden
 

@@ -17,8 +17,8 @@ from compute.ssdg_explainer.explainers import (
     AmortizedExplainer,
     degree_mask,
     gnn_explainer,
-    mixup_graphs,
     grad_saliency,
+    mixup_graphs,
     random_mask,
 )
 from compute.ssdg_explainer.gnn import GCN, check_gate, train_gnn
@@ -40,7 +40,9 @@ def prepare(cfg: ExplainConfig, reporter: Reporter) -> tuple[GraphSet, GCN, Grap
     data = make_dataset(cfg.dataset, cfg.n_graphs, seed=cfg.seed, equalize_edges=cfg.equalize_edges)
     kw = cfg.gnn_kwargs()
     cache = reporter.data_dir / "ssdg_explainer"
-    key = f"gnn_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
+    key = (
+        f"gnn_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
+    )
     path = cache / key
     if path.exists():
         blob = torch.load(path, weights_only=False)
@@ -68,7 +70,9 @@ def prepare(cfg: ExplainConfig, reporter: Reporter) -> tuple[GraphSet, GCN, Grap
     half = len(data) // 2  # classes are stored in two halves: explain a balanced subset
     k = cfg.n_explain // 2
     g = torch.Generator().manual_seed(cfg.seed + 1)
-    idx = torch.cat([torch.randperm(half, generator=g)[:k], half + torch.randperm(half, generator=g)[: cfg.n_explain - k]])
+    idx = torch.cat(
+        [torch.randperm(half, generator=g)[:k], half + torch.randperm(half, generator=g)[: cfg.n_explain - k]]
+    )
     return data, model, data.subset(idx), stats
 
 
@@ -156,7 +160,7 @@ def graph_figure(A: torch.Tensor, gt: torch.Tensor, masks: dict[str, torch.Tenso
         off = 2.6 * j
         Mx = M.numpy()
         mx = Mx[An > 0].max() if (An > 0).any() else 1.0
-        for u, v in zip(*np.nonzero(np.triu(An, 1))):
+        for u, v in zip(*np.nonzero(np.triu(An, 1)), strict=True):
             w = float(Mx[u, v] / (mx + 1e-12))
             data.append(
                 {
@@ -228,13 +232,18 @@ def explain_dataset(params: dict[str, Any], reporter: Reporter) -> dict[str, Any
     for method, M in last_masks.items():
         fpr, tpr = roc_curve_points(M, ex.A, ex.gt)
         roc.append({"type": "scatter", "mode": "lines", "name": method, "x": fpr, "y": tpr})
-    roc.append({"type": "scatter", "mode": "lines", "name": "chance", "x": [0, 1], "y": [0, 1], "line": {"dash": "dot"}})
+    roc.append(
+        {"type": "scatter", "mode": "lines", "name": "chance", "x": [0, 1], "y": [0, 1], "line": {"dash": "dot"}}
+    )
     reporter.figure("roc", {"data": roc, "layout": {"xaxis": {"title": "FPR"}, "yaxis": {"title": "TPR"}}})
     for cls in (0, 1):
         b = int((ex.y == cls).nonzero()[0])
         show = {m: M[b] for m, M in last_masks.items() if m in ("grad", "gnnexplainer", "pgexplainer", "proxy", "ssdg")}
         show = show or {m: M[b] for m, M in last_masks.items()}
-        reporter.figure(f"viewer_class{cls}", graph_figure(ex.A[b], ex.gt[b], show, f"class {cls}: edge masks (dotted = ground truth)"))
+        reporter.figure(
+            f"viewer_class{cls}",
+            graph_figure(ex.A[b], ex.gt[b], show, f"class {cls}: edge masks (dotted = ground truth)"),
+        )
     summary: dict[str, Any] = {"gnn_test_acc": stats["test_acc"]}
     summary.update({f"auroc_{r['method']}": r["auroc_mean"] for r in rows})
     return summary
@@ -281,8 +290,12 @@ def ood_analysis(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 phi = model.graph_embed(ex.X, proxy if gname.startswith("proxy") else G).numpy()
                 emb[f"{gname} [{method}]"] = phi
                 mmd_rows.append(
-                    {"explainer": method, "graphs": gname, **{k: round(v, 4) for k, v in mm.items()},
-                     "embedding": round(mmd_rbf(phi, phi_train), 4)}
+                    {
+                        "explainer": method,
+                        "graphs": gname,
+                        **{k: round(v, 4) for k, v in mm.items()},
+                        "embedding": round(mmd_rbf(phi, phi_train), 4),
+                    }
                 )
         for k, v in agree.items():
             rows.append({"graphs": f"{k} [{method}]", "agreement": round(v, 4)})
@@ -295,7 +308,16 @@ def ood_analysis(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     traces = []
     for name, phi in emb.items():
         Z = (phi - mu) @ Vt[:2].T
-        traces.append({"type": "scatter", "mode": "markers", "name": name, "x": Z[:, 0].tolist(), "y": Z[:, 1].tolist(), "marker": {"size": 5}})
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": name,
+                "x": Z[:, 0].tolist(),
+                "y": Z[:, 1].tolist(),
+                "marker": {"size": 5},
+            }
+        )
     reporter.figure("embedding", {"data": traces, "layout": {"xaxis": {"title": "PC1"}, "yaxis": {"title": "PC2"}}})
     return {f"agree_{r['graphs']}": r["agreement"] for r in rows}
 
@@ -331,13 +353,23 @@ def ablation(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             reporter.scalar(f"ablation/{i}", s, aucs[-1])
         mu, sd = _mean_std(aucs)
         fm, _ = _mean_std(fids)
-        rows.append({"variant": name, "auroc_mean": round(mu, 4), "auroc_std": round(sd, 4), "fid_plus_mean": round(fm, 4)})
+        rows.append(
+            {"variant": name, "auroc_mean": round(mu, 4), "auroc_std": round(sd, 4), "fid_plus_mean": round(fm, 4)}
+        )
         grid.append(aucs)
     reporter.table("ablation", rows)
     reporter.figure(
         "ablation_heatmap",
         {
-            "data": [{"type": "heatmap", "z": grid, "y": list(ABLATION), "x": [f"seed {s}" for s in range(cfg.n_seeds)], "colorscale": "Viridis"}],
+            "data": [
+                {
+                    "type": "heatmap",
+                    "z": grid,
+                    "y": list(ABLATION),
+                    "x": [f"seed {s}" for s in range(cfg.n_seeds)],
+                    "colorscale": "Viridis",
+                }
+            ],
             "layout": {"title": "edge AUROC"},
         },
     )
@@ -357,7 +389,10 @@ def robustness(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         for j, method in enumerate(cfg.methods):
             if reporter.should_stop():
                 return {"cancelled": True}
-            reporter.progress(0.2 + 0.8 * (i * len(cfg.methods) + j) / (len(cfg.noise_levels) * len(cfg.methods)), f"noise {lvl:.0%}: {method}")
+            reporter.progress(
+                0.2 + 0.8 * (i * len(cfg.methods) + j) / (len(cfg.noise_levels) * len(cfg.methods)),
+                f"noise {lvl:.0%}: {method}",
+            )
             M, _, _ = run_method(method, model, noisy, cfg, cfg.seed * 1000)
             auc = edge_auroc(M, noisy.A, noisy.gt)[0]
             reporter.scalar(f"robust/{method}", lvl, auc)

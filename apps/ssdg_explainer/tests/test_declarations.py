@@ -28,8 +28,13 @@ def test_declarations() -> None:
         ({"gate": 0.2}, "gate"),
         ({"bogus": 1}, "bogus"),
         ({"n_graphs": 100, "n_explain": 200}, "n_explain"),
-        ({f"m_{m}": False for m in ["random", "degree", "grad", "gnnexplainer", "pgexplainer", "mixup", "proxy", "ssdg"]},
-         "m_ssdg"),
+        (
+            {
+                f"m_{m}": False
+                for m in ["random", "degree", "grad", "gnnexplainer", "pgexplainer", "mixup", "proxy", "ssdg"]
+            },
+            "m_ssdg",
+        ),
     ],
 )
 def test_bad_input_names_the_field(params: dict, field: str) -> None:

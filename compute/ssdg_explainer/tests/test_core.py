@@ -67,7 +67,9 @@ def test_auroc_matches_pairwise_definition_and_limits() -> None:
         s = rng.integers(0, 5, 40).astype(float)  # many ties
         lab = rng.integers(0, 2, 40)
         pos, neg = s[lab == 1], s[lab == 0]
-        pair = ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (len(pos) * len(neg))
+        pair = ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()) / (
+            len(pos) * len(neg)
+        )
         assert auroc(s, lab) == pytest.approx(pair, abs=1e-12)
         assert auroc(s, lab) == pytest.approx(mannwhitneyu(pos, neg).statistic / (len(pos) * len(neg)), abs=1e-12)
     lab = np.array([0, 1, 1, 0, 1])
