@@ -56,8 +56,10 @@ def main() -> None:
         "stare_c2": [StarePlugin(StareSettings(target_entropy=100.0, variant="C2"))],
     }
     times: dict[str, list[float]] = {k: [] for k in arms}
-    for _ in range(args.reps):
-        for name, plugins in arms.items():
+    names = list(arms)
+    for r in range(args.reps):
+        for name in names[r % 3 :] + names[: r % 3]:  # rotate the order: cancels first-arm effects
+            plugins = arms[name]
             model.load_state_dict(init)
             tr = GRPOTrainer(model, task, cfg, plugins)
             t = time.perf_counter()
