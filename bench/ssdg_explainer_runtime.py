@@ -23,7 +23,7 @@ def main(n_explain: int = 60) -> None:
     ex = data.subset(list(range(70, 70 + n_explain)))
     rows = {}
     for method in ("pgexplainer", "proxy", "ssdg"):
-        e = AmortizedExplainer(model, 4, 20, AmortizedConfig(method=method, epochs=5, batch_size=30, gen_steps=5))
+        e = AmortizedExplainer(model, 3, 20, AmortizedConfig(method=method, epochs=5, batch_size=30, gen_steps=5))
         t = time.perf_counter()
         e.fit(ex.X, ex.A, seed=0)
         fit = time.perf_counter() - t

@@ -5,10 +5,10 @@ BA-2Motifs (PGExplainer, NeurIPS 2020): a Barabási–Albert base BA(20, 1) with
 readout can classify by counting edges: ``equalize_edges`` adds one random base edge to cycle graphs (design
 choice of the spec, switchable).
 
-SynMUTAG (design choice standing in for MUTAG, which downloads): 20-atom molecule-like graphs — a 15-carbon
-tree skeleton with one ring closure, an NO₂ (class 1) or NH₂ (class 0) group whose 3 edges are the ground
-truth, and two decoy atoms (C–H for NO₂, C–O for NH₂) so both classes have the same atom and edge counts.
-Features: one-hot C/N/O/H.
+SynMUTAG (design choice standing in for MUTAG, which downloads): 20-atom molecule-like graphs — a 17-carbon
+tree skeleton with one ring closure and an N, O, O group bonded as nitro N(O)₂ (class 1) or as a chain N–O–O
+(class 0); the group's 3 edges are the ground truth.  Same atoms and edge count in both classes, so neither
+features nor counts nor the rest of the graph reveal the label.  Features: one-hot C/N/O.
 """
 
 from __future__ import annotations
@@ -88,17 +88,17 @@ def _free_carbon(rng: np.random.Generator, A: np.ndarray, carbons: int, exclude:
     return int(rng.choice(ok))
 
 
-def syn_mutag(n_graphs: int = 600, seed: int = 0, n_carbons: int = 15) -> GraphSet:
-    """SynMUTAG: carbon skeleton + nitro group NO₂ (label 1) or amine group NH₂ (label 0); the group's 3 edges
-    (C–N, N–X, N–X) are the ground truth.  Decoys equalise atom and edge counts: NO₂ molecules carry two C–H,
-    NH₂ molecules two C–O, so only the N's neighbours separate the classes."""
+def syn_mutag(n_graphs: int = 600, seed: int = 0, n_carbons: int = 17) -> GraphSet:
+    """SynMUTAG: carbon skeleton + a C–N group with two O atoms, bonded as a nitro group N(O)₂ (label 1) or as a
+    chain N–O–O (label 0).  Both classes have the same atoms and edge count, and removing the group's 3 edges
+    (the ground truth) leaves identical-looking graphs, so only the group's topology carries the label."""
     rng = np.random.default_rng(seed)
-    N = n_carbons + 5
+    N = n_carbons + 3
     A = np.zeros((n_graphs, N, N), dtype=np.float32)
     gt = np.zeros_like(A)
-    X = np.zeros((n_graphs, N, 4), dtype=np.float32)  # one-hot C, N, O, H
+    X = np.zeros((n_graphs, N, 3), dtype=np.float32)  # one-hot C, N, O
     y = np.zeros(n_graphs, dtype=np.int64)
-    n_, x1, x2, d1, d2 = range(n_carbons, n_carbons + 5)
+    n_, o1, o2 = n_carbons, n_carbons + 1, n_carbons + 2
     for g in range(n_graphs):
         label = int(g >= n_graphs // 2)
         y[g] = label
@@ -112,20 +112,14 @@ def syn_mutag(n_graphs: int = 600, seed: int = 0, n_carbons: int = 15) -> GraphS
             if a[u, v] == 0 and a[u].sum() < 3 and a[v].sum() < 3:
                 _add(a, int(u), int(v))
                 break
-        group, decoy = (2, 3) if label == 1 else (3, 2)  # atom type of the N's partners / of the decoys
         X[g, :n_carbons, 0] = 1.0
         X[g, n_, 1] = 1.0
-        X[g, [x1, x2], group] = 1.0
-        X[g, [d1, d2], decoy] = 1.0
+        X[g, [o1, o2], 2] = 1.0
         c = _free_carbon(rng, a, n_carbons)
-        for u, v in [(c, n_), (n_, x1), (n_, x2)]:
+        edges = [(c, n_), (n_, o1), (n_, o2)] if label == 1 else [(c, n_), (n_, o1), (o1, o2)]
+        for u, v in edges:
             _add(a, u, v)
             _add(gt[g], u, v)
-        used = {c}
-        for d in (d1, d2):
-            cd = _free_carbon(rng, a, n_carbons, used)
-            used.add(cd)
-            _add(a, cd, d)
     return GraphSet("syn_mutag", torch.tensor(X), torch.tensor(A), torch.tensor(y), torch.tensor(gt), 3)
 
 

@@ -40,9 +40,7 @@ def prepare(cfg: ExplainConfig, reporter: Reporter) -> tuple[GraphSet, GCN, Grap
     data = make_dataset(cfg.dataset, cfg.n_graphs, seed=cfg.seed, equalize_edges=cfg.equalize_edges)
     kw = cfg.gnn_kwargs()
     cache = reporter.data_dir / "ssdg_explainer"
-    key = (
-        f"gnn_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
-    )
+    key = f"gnn_v2_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
     path = cache / key
     if path.exists():
         blob = torch.load(path, weights_only=False)
