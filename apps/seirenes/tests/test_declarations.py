@@ -1,0 +1,27 @@
+"""Declarations import, reject bad input with the field named, and the smoke presets fill every panel."""
+
+import pytest
+
+from apps.lab.declare import ValidationError, missing_panel_data
+from apps.seirenes.experiments import ARMS, EXPERIMENTS, PAPER, SELFPLAY
+from compute.core.reporter import MemoryReporter
+
+
+def test_declarations():
+    assert PAPER.slug == "seirenes" and {e.slug for e in EXPERIMENTS} == {"selfplay", "arms"}
+
+
+def test_bad_input_rejected():
+    with pytest.raises(ValidationError) as e:
+        SELFPLAY.validate({"n_hints": 99})
+    assert "n_hints" in e.value.errors
+    with pytest.raises(ValidationError) as e:
+        ARMS.validate({"arms": "clean,bogus"})
+    assert "arms" in e.value.errors
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.slug)
+def test_smoke_preset_fills_panels(exp, tmp_path):
+    rep = MemoryReporter(data_dir=tmp_path)
+    exp.run_local(exp.presets["smoke"], rep)
+    assert missing_panel_data(exp, rep) == []

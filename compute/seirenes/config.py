@@ -1,0 +1,61 @@
+"""One config dataclass for the Seirênes experiments (self-play run, arm comparison + transfer attack)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from compute.core.rl.trainer import GRPOConfig
+from compute.seirenes.plugin import SelfPlayConfig
+from compute.seirenes.task import SeirenesSFTConfig
+
+
+@dataclass
+class SeirenesConfig:
+    """Declared parameters (spec §3).  ``arms`` is a comma list of clean, static, seirenes."""
+
+    size: str = "small"
+    sft_tokens: int = 1_500_000
+    sft_lr: float = 2e-3
+    min_ops: int = 2
+    max_ops: int = 3
+    steps: int = 30
+    questions: int = 8
+    n_clean: int = 6
+    n_hints: int = 4
+    n_per_hint: int = 4
+    hint_tokens: int = 24
+    c_inv: float = 0.1
+    variant: str = "clipped"
+    drop_counts_format_fail: bool = True
+    adv_sees_answer: bool = False
+    temperature: float = 1.0
+    lr: float = 3e-5
+    max_new: int = 40
+    eval_every: int = 10
+    n_eval: int = 200
+    arms: str = "clean,static,seirenes"
+    n_seeds: int = 1
+    threads: int = 2
+    seed: int = 0
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> SeirenesConfig:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in params.items() if k in names})
+
+    def sft(self) -> SeirenesSFTConfig:
+        return SeirenesSFTConfig(size=self.size, tokens=self.sft_tokens, lr=self.sft_lr, min_ops=self.min_ops,
+                                 max_ops=self.max_ops, adv_sees_answer=self.adv_sees_answer)
+
+    def selfplay(self, mode: str) -> SelfPlayConfig:
+        return SelfPlayConfig(mode=mode, G=self.n_clean, K=self.n_hints, G_h=self.n_per_hint,
+                              max_hint_tokens=self.hint_tokens,
+                              c_inv=self.c_inv, variant=self.variant,
+                              drop_counts_format_fail=self.drop_counts_format_fail)
+
+    def grpo(self, seed: int) -> GRPOConfig:
+        return GRPOConfig(steps=self.steps, prompts_per_step=self.questions, group_size=self.n_clean,
+                          max_new=self.max_new,
+                          temperature=self.temperature, lr=self.lr, eval_every=0, n_eval=8, record_every=0,
+                          post_update_kl=False, seed=seed)

@@ -1,0 +1,126 @@
+"""Known-answer tests of the bundle planner, groups, advantages, role weights, reduction and masking (spec §5)."""
+
+from dataclasses import replace
+
+import torch
+
+from compute.core.lm.model import LMConfig, TinyLM
+from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
+from compute.seirenes.plugin import ROLES, Seirenes, SelfPlayConfig, role_weights
+from compute.seirenes.task import SeirenesSFTConfig, make_task
+
+CFG = GRPOConfig(steps=1, prompts_per_step=3, group_size=2, max_new=12, eval_every=0, n_eval=4, record_every=0,
+                 post_update_kl=False, seed=0)
+
+
+def _trainer(sp: SelfPlayConfig, seed: int = 0) -> GRPOTrainer:
+    task = make_task(SeirenesSFTConfig())
+    torch.manual_seed(seed)
+    model = TinyLM(LMConfig.sized("micro", task.tokenizer.vocab_size, max_len=192))
+    return GRPOTrainer(model, task, replace(CFG, seed=seed), [Seirenes(sp)])
+
+
+def _force_valid_hints(tr: GRPOTrainer) -> None:
+    """Make the untrained Adversary's hints valid: rewrite its decoded texts before phase 1 (test hook)."""
+    orig = tr._generate
+
+    def gen(specs, phase):
+        b = orig(specs, phase)
+        for i, r in enumerate(b.roles):
+            if r == "adv" and i % 2 == 0:
+                b.texts[i] = "<note> zoe also has 123 pens . <eoh>"
+        return b
+
+    tr._generate = gen
+
+
+def test_groups_count_and_zero_mean_advantages():
+    sp = SelfPlayConfig(G=3, K=2, G_h=2)
+    tr = _trainer(sp)
+    _force_valid_hints(tr)
+    batch, _ = tr.collect()
+    recs = tr.state.extra["seirenes_adv"]
+    n_valid = sum(r["valid"] for r in recs)
+    assert n_valid == 3  # one of the two hints per question was rewritten to a valid one
+    Q = CFG.prompts_per_step
+    reasoner = {int(g) for g, r in zip(batch.groups, batch.roles) if r != "adv"}
+    adv = {int(g) for g, r in zip(batch.groups, batch.roles) if r == "adv"}
+    assert len(reasoner) == Q + n_valid and len(adv) == Q
+    assert len(batch) == Q * (sp.G + sp.K) + n_valid * sp.G_h
+    for g in torch.unique(batch.groups):
+        a = batch.seq_adv[batch.groups == g]
+        r = batch.rewards[batch.groups == g]
+        assert abs(float(a.mean())) < 1e-6
+        if float(r.max()) == float(r.min()):
+            assert torch.all(a == 0)
+    # adversary rewards follow the formula: invalid hints get −c_inv
+    adv_rows = [i for i, r in enumerate(batch.roles) if r == "adv"]
+    for i, rec in zip(adv_rows, recs):
+        if not rec["valid"]:
+            assert abs(float(batch.rewards[i]) + sp.c_inv) < 1e-6
+        else:  # recompute p̂_clean and p̂_hint from the batch's correctness flags
+            q, k = rec["q"], rec["k"]
+            cl = [j for j, r in enumerate(batch.roles) if r == "solve" and batch.specs[j].meta["q"] == q]
+            hi = [j for j, r in enumerate(batch.roles) if r == "hinted" and batch.specs[j].meta["q"] == q
+                  and batch.specs[j].meta["k"] == k]
+            pc, ph = float(batch.correct[cl].float().mean()), float(batch.correct[hi].float().mean())
+            assert abs(float(batch.rewards[i]) - max(0.0, pc - ph)) < 1e-6
+
+
+def test_role_shares_equal():
+    roles = ["solve", "solve", "hinted", "adv", "adv", "adv"]
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]])
+    w = role_weights(roles, mask, (1 / 3, 1 / 3, 1 / 3))
+    sums = [float((w * mask)[[i for i, x in enumerate(roles) if x == r]].sum()) for r in ROLES]
+    assert all(abs(s - mask.sum() / 3) < 1e-5 for s in sums)
+    assert abs(float((w * mask).sum()) - float(mask.sum())) < 1e-4
+
+
+def test_reduction_to_plain_grpo_with_K0():
+    """K = 0, G = group_size: same rollouts, rewards, loss and gradients as the core's plain GRPO."""
+    task = make_task(SeirenesSFTConfig())
+    outs = []
+    for plugins in ([], [Seirenes(SelfPlayConfig(G=CFG.group_size, K=0))]):
+        torch.manual_seed(0)
+        model = TinyLM(LMConfig.sized("micro", task.tokenizer.vocab_size, max_len=192))
+        tr = GRPOTrainer(model, task, CFG, plugins)
+        batch, _ = tr.collect()
+        tr.recompute_old(batch)
+        loss, _ = tr.minibatch_loss(batch, backward=True)
+        outs.append((batch, loss.detach(), [p.grad.clone() for p in model.parameters()]))
+    (b0, l0, g0), (b1, l1, g1) = outs
+    assert torch.equal(b0.response, b1.response) and torch.equal(b0.rewards, b1.rewards)
+    assert torch.allclose(l0, l1, atol=1e-7, rtol=0)
+    assert all(torch.allclose(a, b, atol=1e-7, rtol=0) for a, b in zip(g0, g1))
+
+
+def test_prompt_and_hint_positions_get_no_gradient():
+    """d loss / d logits is exactly 0 at every position that predicts a prompt token (hints included) and after
+    the response ends; it is non-zero somewhere on the response."""
+    tr = _trainer(SelfPlayConfig(mode="static", G=2, K=1, G_h=2))
+    batch, _ = tr.collect()
+    tr.recompute_old(batch)
+    batch.adv = batch.adv + batch.response_mask  # make every response token carry a non-zero advantage
+    kept = []
+
+    def hook(_module, _inp, out):
+        out.retain_grad()
+        kept.append(out)
+
+    h = tr.model.register_forward_hook(hook)
+    loss, _ = tr.minibatch_loss(batch, backward=True)
+    h.remove()
+    g = kept[-1].grad.abs().sum(-1)  # [N, P + R - 1]
+    P = batch.prompt.shape[1]
+    assert torch.all(g[:, : P - 1] == 0)  # positions predicting prompt tokens (question and hint)
+    resp = g[:, P - 1 :]
+    assert torch.all(resp[batch.response_mask == 0] == 0)
+    assert float(resp[batch.response_mask > 0].sum()) > 0
+    assert any(r == "hinted" for r in batch.roles)
+
+
+def test_determinism_first_bundle():
+    a, b = _trainer(SelfPlayConfig(G=2, K=2, G_h=2), 3), _trainer(SelfPlayConfig(G=2, K=2, G_h=2), 3)
+    ba, _ = a.collect()
+    bb, _ = b.collect()
+    assert ba.texts == bb.texts and torch.equal(ba.rewards, bb.rewards)
