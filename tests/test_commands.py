@@ -15,7 +15,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.mark.django_db
 def test_runexperiment_json(capsys):
-    call_command("runexperiment", "demo/counter", "--preset", "smoke", "--set", "a=1.5", "--set", "weights=0.25,0.75", "--seed", "9", "--json")
+    call_command(
+        "runexperiment",
+        "demo/counter",
+        "--preset",
+        "smoke",
+        "--set",
+        "a=1.5",
+        "--set",
+        "weights=0.25,0.75",
+        "--seed",
+        "9",
+        "--json",
+    )
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "succeeded" and out["experiment"] == "demo/counter" and out["seed"] == 9
     assert out["config"]["weights"] == [0.25, 0.75] and out["summary"]["last"] == 1.5 * 4
@@ -49,7 +61,13 @@ def test_check_deploy_passes_with_production_settings():
         DJANGO_ALLOWED_HOSTS="lab.example.org",
     )
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    r = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT, env=env, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no issues" in r.stdout
 

@@ -43,7 +43,9 @@ async def test_snapshot_then_deltas():
         rep.flush()
 
     await sync_to_async(report_before)()
-    comm = WebsocketCommunicator(application, f"/ws/runs/{run.pk}/", headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")])
+    comm = WebsocketCommunicator(
+        application, f"/ws/runs/{run.pk}/", headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")]
+    )
     connected, _ = await comm.connect()
     assert connected
     snap = await comm.receive_json_from(timeout=5)
@@ -70,9 +72,13 @@ async def test_snapshot_then_deltas():
 @pytest.mark.asyncio
 async def test_unknown_run_is_refused_and_foreign_origin_rejected():
     await sync_to_async(_make_run)()
-    comm = WebsocketCommunicator(application, "/ws/runs/999999/", headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")])
+    comm = WebsocketCommunicator(
+        application, "/ws/runs/999999/", headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")]
+    )
     connected, _ = await comm.connect()
     assert not connected
-    comm = WebsocketCommunicator(application, "/ws/runs/1/", headers=[(b"origin", b"http://evil.example"), (b"host", b"localhost")])
+    comm = WebsocketCommunicator(
+        application, "/ws/runs/1/", headers=[(b"origin", b"http://evil.example"), (b"host", b"localhost")]
+    )
     connected, _ = await comm.connect()
     assert not connected

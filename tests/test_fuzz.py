@@ -26,7 +26,13 @@ def test_api_has_no_5xx_and_conforms(catalog, user, live_asgi):
             continue  # would revoke the fuzzer's own token; covered in test_workflows
 
         @given(case=op.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=True,
+            database=None,
+        )
         def check(case):  # type: ignore[no-untyped-def]
             case.call_and_validate(checks=CHECKS)
 

@@ -39,7 +39,9 @@ def n_points(rid):
 
 
 def test_worker_executes_run_end_to_end(catalog, user, worker):
-    r = api_for(user).post("/api/runs/", {"experiment": "demo/counter", "config": {"n_steps": 30, "a": 0.5}, "seed": 3}, format="json")
+    r = api_for(user).post(
+        "/api/runs/", {"experiment": "demo/counter", "config": {"n_steps": 30, "a": 0.5}, "seed": 3}, format="json"
+    )
     assert r.status_code == 201
     rid = r.json()["id"]
     wait_for(lambda: status(rid) == RunStatus.SUCCEEDED, 60)
@@ -106,7 +108,9 @@ def test_soft_and_hard_time_limits(catalog, user, worker):
     wait_for(lambda: status(soft) == RunStatus.FAILED, 40)
     run = Run.objects.get(pk=soft)
     assert "soft time limit" in run.error and n_points(soft) > 5  # partial results were flushed
-    hard = c.post("/api/runs/", {"experiment": "demo/sleeper", "config": {"seconds": 30, "ignore_soft": True}}, format="json").json()["id"]
+    hard = c.post(
+        "/api/runs/", {"experiment": "demo/sleeper", "config": {"seconds": 30, "ignore_soft": True}}, format="json"
+    ).json()["id"]
     wait_for(lambda: status(hard) == RunStatus.FAILED, 40)
     assert "hard time limit" in Run.objects.get(pk=hard).error
 
@@ -115,5 +119,9 @@ def test_workers_overview_sees_live_worker(catalog, worker):
     from apps.lab.workers import workers_overview
 
     info = wait_for(lambda: [w for w in workers_overview(timeout=2.0)["workers"] if w["online"]], 20)
-    assert info[0]["hostname"].startswith("w1@") and set(info[0]["queues"]) == {"cpu", "gpu"} and info[0]["device"] == "cpu"
+    assert (
+        info[0]["hostname"].startswith("w1@")
+        and set(info[0]["queues"]) == {"cpu", "gpu"}
+        and info[0]["device"] == "cpu"
+    )
     assert workers_overview()["queues"]["cpu"] == 0

@@ -36,7 +36,9 @@ def no_dispatch(monkeypatch):
 
 def test_sweep_axes_grid_and_ranges(exp):
     decl = exp.declaration
-    grid, rand = parse_axes(decl, "a = 1, 2\nn_steps = range(2, 8, 2)\nsleep = linspace(0, 1, 3)  # comment\nseed = 4, 5")
+    grid, rand = parse_axes(
+        decl, "a = 1, 2\nn_steps = range(2, 8, 2)\nsleep = linspace(0, 1, 3)  # comment\nseed = 4, 5"
+    )
     assert grid == {"a": ["1", "2"], "n_steps": [2, 4, 6], "sleep": [0.0, 0.5, 1.0], "seed": ["4", "5"]} and rand == {}
     children = expand(decl, {"points_per_step": 3}, grid, rand)
     assert len(children) == 2 * 3 * 3 * 2
@@ -52,14 +54,22 @@ def test_sweep_random_draws_stay_in_bounds(exp):
     grid, rand = parse_axes(decl, "a = random(50)\nn_steps = random(50)\nmode = random(50)")
     children = expand(decl, {}, grid, rand, seed=1)
     assert len(children) == 50
-    assert all(-10 <= c["a"] <= 10 and 1 <= c["n_steps"] <= 100_000 and c["mode"] in ("lines", "markers") for c, _ in children)
+    assert all(
+        -10 <= c["a"] <= 10 and 1 <= c["n_steps"] <= 100_000 and c["mode"] in ("lines", "markers") for c, _ in children
+    )
     assert len({c["a"] for c, _ in children}) == 50
     assert expand(decl, {}, grid, rand, seed=1) == children  # seeded
 
 
 @pytest.mark.parametrize(
     "text,fragment",
-    [("a = 1, 99", "between -10 and 10"), ("nope = 1", "unknown parameter"), ("a 1", "expected"), ("", "at least one"), ("n_steps = range(x)", "line 1")],
+    [
+        ("a = 1, 99", "between -10 and 10"),
+        ("nope = 1", "unknown parameter"),
+        ("a 1", "expected"),
+        ("", "at least one"),
+        ("n_steps = range(x)", "line 1"),
+    ],
 )
 def test_bad_sweeps_create_nothing(exp, user, text, fragment):
     with pytest.raises(ValidationError) as e:
@@ -92,9 +102,15 @@ def test_sweep_concurrency_cap_and_advance(exp, user, no_dispatch, django_captur
 def test_sweep_api(exp, user, no_dispatch):
     c = APIClient()
     c.force_authenticate(user)
-    r = c.post("/api/sweeps/", {"experiment": "demo/counter", "preset": "smoke", "axes_text": "seed = 1, 2, 3", "concurrency": 1}, format="json")
+    r = c.post(
+        "/api/sweeps/",
+        {"experiment": "demo/counter", "preset": "smoke", "axes_text": "seed = 1, 2, 3", "concurrency": 1},
+        format="json",
+    )
     assert r.status_code == 201, r.content
-    assert [x["seed"] for x in r.json()["runs"]] == [1, 2, 3] and all(x["config"]["n_steps"] == 5 for x in r.json()["runs"])
+    assert [x["seed"] for x in r.json()["runs"]] == [1, 2, 3] and all(
+        x["config"]["n_steps"] == 5 for x in r.json()["runs"]
+    )
     bad = c.post("/api/sweeps/", {"experiment": "demo/counter", "axes_text": "a = 100"}, format="json")
     assert bad.status_code == 400 and "a" in bad.json()
 
@@ -104,7 +120,13 @@ def test_export_csv_json_and_bundle_roundtrip(exp, user, django_user_model):
     run = execute_run(run.pk)
     c = APIClient()
     csv_text = c.get(f"/api/runs/{run.pk}/export/?fmt=csv&what=series").content.decode()
-    assert csv_text.splitlines() == ["key,step,value", "demo/y,0.0,0.0", "demo/y,1.0,0.5", "demo/y,2.0,1.0", "demo/y,3.0,1.5"]
+    assert csv_text.splitlines() == [
+        "key,step,value",
+        "demo/y,0.0,0.0",
+        "demo/y,1.0,0.5",
+        "demo/y,2.0,1.0",
+        "demo/y,3.0,1.5",
+    ]
     summary = c.get(f"/api/runs/{run.pk}/export/?fmt=csv&what=summary").content.decode()
     assert "last,1.5" in summary and "config.a,0.5" in summary
     table = c.get(f"/api/runs/{run.pk}/export/?fmt=csv&what=table&key=summary").content.decode()
@@ -134,8 +156,18 @@ def test_importrun_command(exp, tmp_path, capsys):
 def test_find_by_tag_note_and_date_with_cursor_pagination(exp, user, no_dispatch):
     c = APIClient()
     c.force_authenticate(user)
-    ids = [c.post("/api/runs/", {"experiment": "demo/counter", "tags": ["fig2"] if i % 2 else [], "note": f"try {i}"}, format="json").json()["id"] for i in range(5)]
-    assert c.patch(f"/api/runs/{ids[0]}/", {"note": "the interesting one", "tags": ["keep"]}, format="json").status_code == 200
+    ids = [
+        c.post(
+            "/api/runs/",
+            {"experiment": "demo/counter", "tags": ["fig2"] if i % 2 else [], "note": f"try {i}"},
+            format="json",
+        ).json()["id"]
+        for i in range(5)
+    ]
+    assert (
+        c.patch(f"/api/runs/{ids[0]}/", {"note": "the interesting one", "tags": ["keep"]}, format="json").status_code
+        == 200
+    )
     assert [r["id"] for r in c.get("/api/runs/?q=interesting").json()["results"]] == [ids[0]]
     assert sorted(r["id"] for r in c.get("/api/runs/?tag=fig2").json()["results"]) == [ids[1], ids[3]]
     today = timezone.now().date().isoformat()
@@ -184,7 +216,9 @@ def test_soft_delete_restore_and_purge(exp, user, no_dispatch):
 def test_cancel_grace_period_terminates(exp):
     run = create_run(exp, resolve_config(exp, {}), dispatch=False)
     run.transition(RunStatus.RUNNING, heartbeat_at=timezone.now())
-    Run.objects.filter(pk=run.pk).update(cancel_requested=True, cancel_requested_at=timezone.now() - timedelta(seconds=3600))
+    Run.objects.filter(pk=run.pk).update(
+        cancel_requested=True, cancel_requested_at=timezone.now() - timedelta(seconds=3600)
+    )
     assert reap_stale_runs(3600) == [run.pk]
     run.refresh_from_db()
     assert run.status == RunStatus.CANCELLED and "grace" in run.progress_message
@@ -199,7 +233,21 @@ def test_pages_clone_annotate_workers(exp, client, user, no_dispatch):
     run.refresh_from_db()
     assert run.tags == ["a", "b"] and run.note == "hello"
     assert client.get("/runs/?tag=a").status_code == 200
-    r = client.post("/papers/demo/counter/sweep/", {"counter-n_steps": "3", "counter-a": "1", "counter-sleep": "0", "counter-points_per_step": "1", "counter-mode": "lines", "counter-weights": "0.5,0.5", "counter-seed": "0", "counter-device": "auto", "axes_text": "a = 1, 2", "concurrency": "1"})
+    r = client.post(
+        "/papers/demo/counter/sweep/",
+        {
+            "counter-n_steps": "3",
+            "counter-a": "1",
+            "counter-sleep": "0",
+            "counter-points_per_step": "1",
+            "counter-mode": "lines",
+            "counter-weights": "0.5,0.5",
+            "counter-seed": "0",
+            "counter-device": "auto",
+            "axes_text": "a = 1, 2",
+            "concurrency": "1",
+        },
+    )
     assert r.status_code == 302 and "/sweeps/" in r["Location"]
     assert client.get(r["Location"]).status_code == 200
     assert client.get("/workers/").status_code == 200

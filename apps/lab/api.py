@@ -10,9 +10,9 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
-from rest_framework.decorators import action
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.decorators import action
 from rest_framework.exceptions import Throttled
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
@@ -22,8 +22,8 @@ from .declare import ValidationError as ConfigError
 from .events import series_for
 from .exports import bundle, export_json, series_csv, summary_csv, table_csv
 from .models import Experiment, Paper, Run, Sweep
-from .sweeps import create_sweep
 from .services import DEVICES, QuotaExceeded, cancel_run, create_run, rerun, resolve_config
+from .sweeps import create_sweep
 
 
 # --- serializers ---------------------------------------------------------------------------------
@@ -47,7 +47,19 @@ class ExperimentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Experiment
-        fields = ["id", "paper", "slug", "title", "description", "schema", "params", "presets", "panels", "gpu", "cost_seconds"]
+        fields = [
+            "id",
+            "paper",
+            "slug",
+            "title",
+            "description",
+            "schema",
+            "params",
+            "presets",
+            "panels",
+            "gpu",
+            "cost_seconds",
+        ]
 
     def get_params(self, obj: Experiment) -> list[dict[str, Any]]:
         return [p.describe() for p in obj.declaration.params]
@@ -67,9 +79,32 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
         fields = [
-            "id", "url", "experiment", "owner", "status", "config", "seed", "device_requested", "device", "queue",
-            "progress", "progress_message", "eta_seconds", "created_at", "started_at", "finished_at", "heartbeat_at",
-            "task_id", "cancel_requested", "error", "traceback", "summary", "environment", "source", "tags", "note",
+            "id",
+            "url",
+            "experiment",
+            "owner",
+            "status",
+            "config",
+            "seed",
+            "device_requested",
+            "device",
+            "queue",
+            "progress",
+            "progress_message",
+            "eta_seconds",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "heartbeat_at",
+            "task_id",
+            "cancel_requested",
+            "error",
+            "traceback",
+            "summary",
+            "environment",
+            "source",
+            "tags",
+            "note",
         ]
         read_only_fields = fields
 
@@ -87,11 +122,17 @@ class RunListSerializer(RunSerializer):
 
 class RunCreateSerializer(serializers.Serializer):
     experiment = serializers.CharField(help_text="'<paper>/<experiment>', e.g. 'toptwo_bai/live_run'")
-    config = serializers.DictField(required=False, default=dict, help_text="Parameter values; see the experiment's schema.")
-    preset = serializers.CharField(required=False, allow_blank=True, help_text="Start from a named preset; config overrides it.")
+    config = serializers.DictField(
+        required=False, default=dict, help_text="Parameter values; see the experiment's schema."
+    )
+    preset = serializers.CharField(
+        required=False, allow_blank=True, help_text="Start from a named preset; config overrides it."
+    )
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
     device = serializers.ChoiceField(choices=DEVICES, required=False, default="auto")
-    tags = serializers.ListField(child=serializers.CharField(max_length=50), required=False, default=list, max_length=20)
+    tags = serializers.ListField(
+        child=serializers.CharField(max_length=50), required=False, default=list, max_length=20
+    )
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +180,11 @@ class ExperimentViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_url_kwarg = "key"
 
     def get_queryset(self):  # type: ignore[no-untyped-def]
-        qs = Experiment.objects.filter(enabled=True, in_code=True).select_related("paper").prefetch_related("preset_rows")
+        qs = (
+            Experiment.objects.filter(enabled=True, in_code=True)
+            .select_related("paper")
+            .prefetch_related("preset_rows")
+        )
         paper = self.request.query_params.get("paper")
         return qs.filter(paper__slug=paper) if paper else qs
 
@@ -196,7 +241,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
         if p.get("owner"):
             qs = qs.filter(owner__username=p["owner"])
         if p.get("tag"):
-            qs = qs.filter(tags__contains=[p["tag"]]) if _json_contains_supported() else qs.filter(tags__icontains=p["tag"])
+            qs = (
+                qs.filter(tags__contains=[p["tag"]])
+                if _json_contains_supported()
+                else qs.filter(tags__icontains=p["tag"])
+            )
         if p.get("q"):
             qs = qs.filter(note__icontains=p["q"])
         if p.get("sweep"):
@@ -209,7 +258,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
                 if when is not None and not hasattr(when, "hour"):
                     import datetime as _dt
 
-                    when = _dt.datetime.combine(when, _dt.time.min, tzinfo=_dt.timezone.utc)
+                    when = _dt.datetime.combine(when, _dt.time.min, tzinfo=_dt.UTC)
                 if when is None:
                     raise serializers.ValidationError({name: "must be an ISO date or datetime"})
                 qs = qs.filter(**{lookup: when})
@@ -222,7 +271,14 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
         v = ser.validated_data
         try:
             run = create_run(
-                v["experiment_obj"], v["config"], owner=request.user, seed=v["seed"], device=v["device"], source="api", tags=v["tags"], note=v["note"]
+                v["experiment_obj"],
+                v["config"],
+                owner=request.user,
+                seed=v["seed"],
+                device=v["device"],
+                source="api",
+                tags=v["tags"],
+                note=v["note"],
             )
         except QuotaExceeded as exc:
             raise Throttled(detail=str(exc)) from None
@@ -265,7 +321,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
     @extend_schema(
         parameters=[
             OpenApiParameter("keys", str, description="comma-separated series keys (default: all)"),
-            OpenApiParameter("max_points", int, description="downsample each series to at most this many points (min/max per bucket)"),
+            OpenApiParameter(
+                "max_points", int, description="downsample each series to at most this many points (min/max per bucket)"
+            ),
         ],
         responses=OpenApiTypes.OBJECT,
     )
@@ -298,9 +356,21 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
     @action(detail=True, methods=["get"], url_path="artifacts")
     def artifacts(self, request: Request, pk: str | None = None) -> Response:
         run = self.get_object()
-        return Response([{"name": a.name, "size": a.size, "content_type": a.content_type, "url": f"/api/runs/{run.pk}/artifacts/{a.name}/"} for a in run.artifacts.all()])
+        return Response(
+            [
+                {
+                    "name": a.name,
+                    "size": a.size,
+                    "content_type": a.content_type,
+                    "url": f"/api/runs/{run.pk}/artifacts/{a.name}/",
+                }
+                for a in run.artifacts.all()
+            ]
+        )
 
-    @extend_schema(operation_id="runs_artifact_download", responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @extend_schema(
+        operation_id="runs_artifact_download", responses={(200, "application/octet-stream"): OpenApiTypes.BINARY}
+    )
     @action(detail=True, methods=["get"], url_path=r"artifacts/(?P<name>[^/]+)")
     def artifact(self, request: Request, pk: str | None = None, name: str = "") -> FileResponse:
         run = self.get_object()
@@ -309,10 +379,14 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destro
             raise Http404("no such artifact")
         return FileResponse(art.file.open("rb"), content_type=art.content_type, as_attachment=True, filename=art.name)
 
-
     @extend_schema(
         parameters=[
-            OpenApiParameter("what", str, enum=["all", "series", "summary", "table"], description="json: all; csv: series, summary or table"),
+            OpenApiParameter(
+                "what",
+                str,
+                enum=["all", "series", "summary", "table"],
+                description="json: all; csv: series, summary or table",
+            ),
             OpenApiParameter("fmt", str, enum=["json", "csv"]),
             OpenApiParameter("key", str, description="table key (what=table) or comma-separated series keys"),
         ],
@@ -367,7 +441,14 @@ class SweepSerializer(serializers.ModelSerializer):
 
     def get_runs(self, obj: Sweep) -> list[dict[str, Any]]:
         return [
-            {"id": r.pk, "status": r.status, "config": r.config, "seed": r.seed, "summary": r.summary, "progress": r.progress}
+            {
+                "id": r.pk,
+                "status": r.status,
+                "config": r.config,
+                "seed": r.seed,
+                "summary": r.summary,
+                "progress": r.progress,
+            }
             for r in obj.runs.filter(deleted_at__isnull=True).order_by("id")
         ]
 
@@ -376,7 +457,9 @@ class SweepCreateSerializer(serializers.Serializer):
     experiment = serializers.CharField()
     base = serializers.DictField(required=False, default=dict, help_text="fixed parameter values")
     preset = serializers.CharField(required=False, allow_blank=True)
-    axes_text = serializers.CharField(max_length=5000, help_text="one 'param = values' per line: lists, range(), linspace(), logspace(), random(n)")
+    axes_text = serializers.CharField(
+        max_length=5000, help_text="one 'param = values' per line: lists, range(), linspace(), logspace(), random(n)"
+    )
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1)
     device = serializers.ChoiceField(choices=DEVICES, required=False, default="auto")
     concurrency = serializers.IntegerField(required=False, default=2, min_value=1, max_value=64)
@@ -394,14 +477,27 @@ class SweepViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         ser.is_valid(raise_exception=True)
         v = ser.validated_data
         paper, _, slug = v["experiment"].partition("/")
-        exp = Experiment.objects.filter(paper__slug=paper, slug=slug, in_code=True, enabled=True).select_related("paper").first()
+        exp = (
+            Experiment.objects.filter(paper__slug=paper, slug=slug, in_code=True, enabled=True)
+            .select_related("paper")
+            .first()
+        )
         if exp is None:
             return Response({"experiment": f"unknown experiment {v['experiment']!r}"}, status=400)
         try:
             resolve_config(exp, v["base"], v.get("preset") or None)  # names the bad field early
             base = dict(exp.preset_rows.get(name=v["preset"]).values) if v.get("preset") else {}
             base.update(v["base"])
-            sweep = create_sweep(exp, base, v["axes_text"], owner=request.user, seed=v["seed"], device=v["device"], concurrency=v["concurrency"], note=v["note"])
+            sweep = create_sweep(
+                exp,
+                base,
+                v["axes_text"],
+                owner=request.user,
+                seed=v["seed"],
+                device=v["device"],
+                concurrency=v["concurrency"],
+                note=v["note"],
+            )
         except ConfigError as exc:
             return Response(exc.errors, status=400)
         except QuotaExceeded as exc:

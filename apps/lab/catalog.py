@@ -51,7 +51,9 @@ def sync_catalog() -> dict[str, int]:
             seen_exps.add(exp.pk)
             counts["experiments"] += 1
             for name, values in decl.presets.items():
-                Preset.objects.update_or_create(experiment=exp, name=name, defaults={"values": values, "from_code": True})
+                Preset.objects.update_or_create(
+                    experiment=exp, name=name, defaults={"values": values, "from_code": True}
+                )
                 counts["presets"] += 1
             Preset.objects.filter(experiment=exp, from_code=True).exclude(name__in=list(decl.presets)).delete()
     Paper.objects.exclude(pk__in=seen_papers).update(in_code=False)

@@ -27,8 +27,9 @@ from __future__ import annotations
 import importlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 SLUG_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 KEY_RE = re.compile(r"^[A-Za-z0-9_.\-/*\[\]]+$")
@@ -170,7 +171,17 @@ class Bool(Param):
     def clean(self, value: Any) -> bool:
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "on", "false", "0", "no", "off", ""}:
+        if isinstance(value, str) and value.strip().lower() in {
+            "true",
+            "1",
+            "yes",
+            "on",
+            "false",
+            "0",
+            "no",
+            "off",
+            "",
+        }:
             return value.strip().lower() in {"true", "1", "yes", "on"}
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
@@ -451,7 +462,9 @@ class Experiment:
         for pname, preset in self.presets.items():
             unknown = set(preset) - set(names) - {"seed"}
             if unknown:
-                raise DeclarationError(f"experiment {self.slug!r}, preset {pname!r}: unknown parameters {sorted(unknown)}")
+                raise DeclarationError(
+                    f"experiment {self.slug!r}, preset {pname!r}: unknown parameters {sorted(unknown)}"
+                )
             try:
                 self.validate(preset)
             except ValidationError as exc:

@@ -64,7 +64,7 @@ def series_for(run: Run, keys: list[str] | None = None, max_points: int | None =
         s = out.setdefault(key, {"x": [], "y": []})
         s["x"].extend(steps)
         s["y"].extend(values)
-    for key, s in out.items():
+    for s in out.values():
         s["n"] = len(s["x"])
         if max_points and s["n"] > max_points:
             s["x"], s["y"] = downsample(s["x"], s["y"], max_points)
@@ -82,6 +82,11 @@ def snapshot(run: Run, max_points: int = 4000) -> dict[str, Any]:
         "series": series_for(run, max_points=max_points),
         "tables": {t.key: {"columns": t.columns, "rows": t.rows} for t in run.tables.all()},
         "figures": {f.key: f.figure for f in run.figures.all()},
-        "logs": [{"seq": lg.seq, "level": lg.level, "message": lg.message} for lg in run.logs.order_by("-seq")[:500]][::-1],
-        "artifacts": [{"name": a.name, "size": a.size, "url": f"/api/runs/{run.pk}/artifacts/{a.name}/"} for a in run.artifacts.all()],
+        "logs": [{"seq": lg.seq, "level": lg.level, "message": lg.message} for lg in run.logs.order_by("-seq")[:500]][
+            ::-1
+        ],
+        "artifacts": [
+            {"name": a.name, "size": a.size, "url": f"/api/runs/{run.pk}/artifacts/{a.name}/"}
+            for a in run.artifacts.all()
+        ],
     }

@@ -57,7 +57,7 @@ def series_csv(run: Run, keys: list[str] | None = None) -> str:
     w = csv.writer(buf)
     w.writerow(["key", "step", "value"])
     for key, s in series_for(run, keys).items():
-        for x, y in zip(s["x"], s["y"]):
+        for x, y in zip(s["x"], s["y"], strict=True):
             w.writerow([key, x, "" if y is None else y])
     return buf.getvalue()
 
@@ -98,10 +98,23 @@ def bundle(run: Run) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("run.json", json.dumps({"bundle_version": BUNDLE_VERSION, **run_record(run)}, indent=1))
-        z.writestr("chunks.json", json.dumps([{"key": c.key, "seq": c.seq, "steps": c.steps, "values": c.values} for c in run.chunks.order_by("seq")]))
-        z.writestr("tables.json", json.dumps([{"key": t.key, "columns": t.columns, "rows": t.rows, "seq": t.seq} for t in run.tables.all()]))
-        z.writestr("figures.json", json.dumps([{"key": f.key, "figure": f.figure, "seq": f.seq} for f in run.figures.all()]))
-        z.writestr("logs.json", json.dumps([{"seq": lg.seq, "level": lg.level, "message": lg.message} for lg in run.logs.all()]))
+        z.writestr(
+            "chunks.json",
+            json.dumps(
+                [{"key": c.key, "seq": c.seq, "steps": c.steps, "values": c.values} for c in run.chunks.order_by("seq")]
+            ),
+        )
+        z.writestr(
+            "tables.json",
+            json.dumps([{"key": t.key, "columns": t.columns, "rows": t.rows, "seq": t.seq} for t in run.tables.all()]),
+        )
+        z.writestr(
+            "figures.json", json.dumps([{"key": f.key, "figure": f.figure, "seq": f.seq} for f in run.figures.all()])
+        )
+        z.writestr(
+            "logs.json",
+            json.dumps([{"seq": lg.seq, "level": lg.level, "message": lg.message} for lg in run.logs.all()]),
+        )
         for a in run.artifacts.all():
             with a.file.open("rb") as fh:
                 z.writestr(f"artifacts/{a.name}", fh.read())
@@ -119,22 +132,42 @@ def import_bundle(data: bytes, owner=None) -> Run:  # type: ignore[no-untyped-de
         exp = Experiment.objects.filter(paper__slug=paper, slug=slug).first()
         if exp is None:
             raise ValueError(f"experiment {rec['experiment']!r} is not installed on this instance")
-        status = rec["status"] if rec["status"] in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED) else RunStatus.FAILED
+        status = (
+            rec["status"]
+            if rec["status"] in (RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED)
+            else RunStatus.FAILED
+        )
         chunks = json.loads(z.read("chunks.json"))
         run = Run.objects.create(
-            experiment=exp, owner=owner, config=rec["config"], seed=rec["seed"], device_requested=rec["device_requested"], device=rec["device"],
-            status=status, progress=1.0 if status == RunStatus.SUCCEEDED else 0.0, summary=rec["summary"], environment=rec["environment"],
-            error=rec["error"], traceback=rec["traceback"], tags=rec["tags"], note=rec["note"], source="import",
+            experiment=exp,
+            owner=owner,
+            config=rec["config"],
+            seed=rec["seed"],
+            device_requested=rec["device_requested"],
+            device=rec["device"],
+            status=status,
+            progress=1.0 if status == RunStatus.SUCCEEDED else 0.0,
+            summary=rec["summary"],
+            environment=rec["environment"],
+            error=rec["error"],
+            traceback=rec["traceback"],
+            tags=rec["tags"],
+            note=rec["note"],
+            source="import",
             started_at=parse_datetime(rec["started_at"]) if rec["started_at"] else None,
             finished_at=parse_datetime(rec["finished_at"]) if rec["finished_at"] else None,
         )
-        SeriesChunk.objects.bulk_create([SeriesChunk(run=run, key=c["key"], seq=c["seq"], steps=c["steps"], values=c["values"]) for c in chunks])
+        SeriesChunk.objects.bulk_create(
+            [SeriesChunk(run=run, key=c["key"], seq=c["seq"], steps=c["steps"], values=c["values"]) for c in chunks]
+        )
         for t in json.loads(z.read("tables.json")):
             RunTable.objects.create(run=run, key=t["key"], columns=t["columns"], rows=t["rows"], seq=t["seq"])
         for f in json.loads(z.read("figures.json")):
             RunFigure.objects.create(run=run, key=f["key"], figure=f["figure"], seq=f["seq"])
         logs = json.loads(z.read("logs.json"))
-        RunLog.objects.bulk_create([RunLog(run=run, seq=lg["seq"], level=lg["level"], message=lg["message"]) for lg in logs])
+        RunLog.objects.bulk_create(
+            [RunLog(run=run, seq=lg["seq"], level=lg["level"], message=lg["message"]) for lg in logs]
+        )
         for name in z.namelist():
             if name.startswith("artifacts/") and not name.endswith("/"):
                 blob = z.read(name)

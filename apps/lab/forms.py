@@ -36,8 +36,12 @@ def _field(p: d.Param) -> forms.Field:
 def experiment_form_class(decl: d.Experiment) -> type[forms.Form]:
     """A Form with one field per parameter (+ seed, device); ``clean`` runs the declaration's validation."""
     fields: dict[str, forms.Field] = {p.name: _field(p) for p in decl.params}
-    fields["seed"] = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0, help_text="Random seed (same seed + config → same result on CPU).")
-    fields["device"] = forms.ChoiceField(choices=[(x, x) for x in DEVICES], initial="auto", help_text="auto: CUDA when torch sees one, else CPU.")
+    fields["seed"] = forms.IntegerField(
+        min_value=0, max_value=2**31 - 1, initial=0, help_text="Random seed (same seed + config → same result on CPU)."
+    )
+    fields["device"] = forms.ChoiceField(
+        choices=[(x, x) for x in DEVICES], initial="auto", help_text="auto: CUDA when torch sees one, else CPU."
+    )
 
     def clean(self: forms.Form) -> dict[str, Any]:
         data = forms.Form.clean(self)

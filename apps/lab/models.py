@@ -106,7 +106,9 @@ class Sweep(models.Model):
     """A family of child runs over a grid or random draws of parameters, queued with a concurrency cap."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.PROTECT, related_name="sweeps")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweeps")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweeps"
+    )
     spec = models.JSONField(default=dict)  # {"base": {...}, "axes": {param: [values]}, "mode": "grid"|"random", ...}
     concurrency = models.PositiveIntegerField(default=2)
     created_at = models.DateTimeField(default=timezone.now)
@@ -130,7 +132,9 @@ class Sweep(models.Model):
 class Run(models.Model):
     experiment = models.ForeignKey(Experiment, on_delete=models.PROTECT, related_name="runs")
     sweep = models.ForeignKey(Sweep, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     config = models.JSONField(default=dict)
     seed = models.BigIntegerField(default=0)
     device_requested = models.CharField(max_length=10, default="auto")

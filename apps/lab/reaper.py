@@ -17,7 +17,9 @@ def reap_stale_runs(stale_after: float | None = None) -> list[int]:
     stale_after = settings.PAPERLAB["STALE_AFTER_SECONDS"] if stale_after is None else stale_after
     cutoff = timezone.now() - timedelta(seconds=stale_after)
     reaped = []
-    candidates = Run.objects.filter(status=RunStatus.RUNNING).filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+    candidates = Run.objects.filter(status=RunStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
+    )
     for run in candidates:
         if run.transition(
             RunStatus.FAILED,

@@ -89,7 +89,14 @@ class DBReporter(Reporter):
         art = Artifact(run=self.run, name=name, content_type=content_type, size=len(data))
         art.file.save(name, ContentFile(data), save=True)
         self.seq += 1
-        publish(self.run.pk, {"kind": "artifact", "seq": self.seq, "data": {"name": name, "size": len(data), "url": f"/api/runs/{self.run.pk}/artifacts/{name}/"}})
+        publish(
+            self.run.pk,
+            {
+                "kind": "artifact",
+                "seq": self.seq,
+                "data": {"name": name, "size": len(data), "url": f"/api/runs/{self.run.pk}/artifacts/{name}/"},
+            },
+        )
 
     def should_stop(self) -> bool:
         return self.cancel_event.is_set()
@@ -122,12 +129,18 @@ class DBReporter(Reporter):
         if self._progress is not None:
             frac, msg = self._progress
             elapsed = time.monotonic() - self._started
-            fields.update(progress=frac, progress_message=msg[:300], eta_seconds=(elapsed * (1 - frac) / frac) if frac > 0.01 else None)
+            fields.update(
+                progress=frac,
+                progress_message=msg[:300],
+                eta_seconds=(elapsed * (1 - frac) / frac) if frac > 0.01 else None,
+            )
         with transaction.atomic():
             if chunks:
                 SeriesChunk.objects.bulk_create(chunks)
             for key, columns, rows, seq in tables:
-                RunTable.objects.update_or_create(run=self.run, key=key, defaults={"columns": columns, "rows": rows, "seq": seq})
+                RunTable.objects.update_or_create(
+                    run=self.run, key=key, defaults={"columns": columns, "rows": rows, "seq": seq}
+                )
             for key, fig, seq in figures:
                 RunFigure.objects.update_or_create(run=self.run, key=key, defaults={"figure": fig, "seq": seq})
             if logs:
@@ -136,7 +149,10 @@ class DBReporter(Reporter):
         for k, v in fields.items():
             setattr(self.run, k, v)
         if chunks:
-            publish(self.run.pk, {"kind": "points", "data": [{"key": c.key, "seq": c.seq, "x": c.steps, "y": c.values} for c in chunks]})
+            publish(
+                self.run.pk,
+                {"kind": "points", "data": [{"key": c.key, "seq": c.seq, "x": c.steps, "y": c.values} for c in chunks]},
+            )
         for key, columns, rows, seq in tables:
             publish(self.run.pk, {"kind": "table", "seq": seq, "key": key, "data": {"columns": columns, "rows": rows}})
         for key, fig, seq in figures:
@@ -144,7 +160,17 @@ class DBReporter(Reporter):
         for lg in logs:
             publish(self.run.pk, {"kind": "log", "seq": lg.seq, "data": {"level": lg.level, "message": lg.message}})
         if self._progress is not None:
-            publish(self.run.pk, {"kind": "progress", "data": {"progress": self.run.progress, "progress_message": self.run.progress_message, "eta_seconds": self.run.eta_seconds}})
+            publish(
+                self.run.pk,
+                {
+                    "kind": "progress",
+                    "data": {
+                        "progress": self.run.progress,
+                        "progress_message": self.run.progress_message,
+                        "eta_seconds": self.run.eta_seconds,
+                    },
+                },
+            )
             self._progress = None
 
 
@@ -203,7 +229,11 @@ def execute_run(run_id: int, console: TextIO | None = None, worker: str = "") ->
     decl = run.experiment.declaration
     device = _resolve_device(run.device_requested)
     if not run.transition(
-        RunStatus.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now(), device=device, worker=worker or socket.gethostname()
+        RunStatus.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        device=device,
+        worker=worker or socket.gethostname(),
     ):
         return run  # cancelled (or already taken) before it started
     reporter = DBReporter(run, console=console)

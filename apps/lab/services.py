@@ -26,7 +26,11 @@ def resolve_config(experiment: Experiment, config: dict[str, Any] | None, preset
     if preset:
         row = experiment.preset_rows.filter(name=preset).first()
         if row is None:
-            raise ValidationError({"preset": f"unknown preset {preset!r}; known: {', '.join(experiment.preset_rows.values_list('name', flat=True))}"})
+            raise ValidationError(
+                {
+                    "preset": f"unknown preset {preset!r}; known: {', '.join(experiment.preset_rows.values_list('name', flat=True))}"
+                }
+            )
         data.update(row.values)
     data.update(config or {})
     data.pop("seed", None)
@@ -37,13 +41,17 @@ def check_quota(user) -> None:  # type: ignore[no-untyped-def]
     if user is None or not user.is_authenticated or user.is_staff:
         return
     cfg = settings.PAPERLAB
-    active = Run.objects.visible().filter(owner=user).exclude(source="sweep", task_id="")  # held sweep children don't count
+    active = (
+        Run.objects.visible().filter(owner=user).exclude(source="sweep", task_id="")
+    )  # held sweep children don't count
     queued = active.filter(status=RunStatus.QUEUED).count()
     running = active.filter(status=RunStatus.RUNNING).count()
     if queued >= cfg["MAX_QUEUED_RUNS_PER_USER"]:
         raise QuotaExceeded(f"you already have {queued} queued runs (limit {cfg['MAX_QUEUED_RUNS_PER_USER']})")
     if running >= cfg["MAX_CONCURRENT_RUNS_PER_USER"]:
-        raise QuotaExceeded(f"you already have {running} runs running (limit {cfg['MAX_CONCURRENT_RUNS_PER_USER']}); wait for one to finish")
+        raise QuotaExceeded(
+            f"you already have {running} runs running (limit {cfg['MAX_CONCURRENT_RUNS_PER_USER']}); wait for one to finish"
+        )
 
 
 def queue_for(experiment: Experiment) -> str:
@@ -99,7 +107,9 @@ def dispatch_run(run: Run) -> None:
 def cancel_run(run: Run) -> Run:
     """Queued → cancelled at once; running → the compute stops at its next report (the reaper
     terminates it after the grace period if it does not)."""
-    Run.objects.filter(pk=run.pk, cancel_requested=False).update(cancel_requested=True, cancel_requested_at=timezone.now())
+    Run.objects.filter(pk=run.pk, cancel_requested=False).update(
+        cancel_requested=True, cancel_requested_at=timezone.now()
+    )
     run.refresh_from_db()
     if run.status == RunStatus.QUEUED:
         run.transition(RunStatus.CANCELLED, progress_message="cancelled before start")
@@ -118,5 +128,11 @@ def cancel_run(run: Run) -> Run:
 def rerun(run: Run, owner=None) -> Run:  # type: ignore[no-untyped-def]
     """A new run with the same experiment, config, seed and device request."""
     return create_run(
-        run.experiment, dict(run.config), owner=owner, seed=run.seed, device=run.device_requested, source="rerun", tags=list(run.tags)
+        run.experiment,
+        dict(run.config),
+        owner=owner,
+        seed=run.seed,
+        device=run.device_requested,
+        source="rerun",
+        tags=list(run.tags),
     )

@@ -49,7 +49,9 @@ def _on_worker_ready(sender=None, **kwargs):  # type: ignore[no-untyped-def]
 
     try:
         queues = [q.name for q in sender.task_consumer.queues] if sender is not None else []
-        concurrency = getattr(getattr(sender, "pool", None), "num_processes", None) or getattr(sender, "concurrency", 1) or 1
+        concurrency = (
+            getattr(getattr(sender, "pool", None), "num_processes", None) or getattr(sender, "concurrency", 1) or 1
+        )
         record_worker(getattr(sender, "hostname", "worker"), queues, int(concurrency))
     except Exception:  # noqa: BLE001 - never block worker start
         log.exception("could not record worker")

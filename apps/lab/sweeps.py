@@ -99,11 +99,16 @@ def _draw(param: d.Param, rng: random.Random) -> Any:
     raise d.ValidationError({param.name: f"cannot draw random values for a {param.kind} parameter"})
 
 
-def expand(decl: d.Experiment, base: dict[str, Any], grid: dict[str, list[Any]], rand: dict[str, int], seed: int = 0) -> list[tuple[dict[str, Any], int]]:
+def expand(
+    decl: d.Experiment, base: dict[str, Any], grid: dict[str, list[Any]], rand: dict[str, int], seed: int = 0
+) -> list[tuple[dict[str, Any], int]]:
     """Every child (config, seed), each validated by the declaration; raises before anything is created."""
     rng = random.Random(seed)
     n_random = next(iter(rand.values()), 1)
-    draws = [{name: (rng.randrange(2**31) if name == "seed" else _draw(decl.param(name), rng)) for name in rand} for _ in range(n_random)]
+    draws = [
+        {name: (rng.randrange(2**31) if name == "seed" else _draw(decl.param(name), rng)) for name in rand}
+        for _ in range(n_random)
+    ]
     names = list(grid)
     combos = list(itertools.product(*(grid[n] for n in names))) if names else [()]
     children = []
@@ -111,7 +116,7 @@ def expand(decl: d.Experiment, base: dict[str, Any], grid: dict[str, list[Any]],
     for combo in combos:
         for draw in draws:
             values = dict(base)
-            values.update(dict(zip(names, combo)))
+            values.update(dict(zip(names, combo, strict=True)))
             values.update(draw)
             child_seed = int(values.pop("seed", seed))
             try:
@@ -124,7 +129,17 @@ def expand(decl: d.Experiment, base: dict[str, Any], grid: dict[str, list[Any]],
 
 
 @transaction.atomic
-def create_sweep(experiment: Experiment, base: dict[str, Any], axes_text: str, *, owner=None, seed: int = 0, device: str = "auto", concurrency: int = 2, note: str = "") -> Sweep:  # type: ignore[no-untyped-def]
+def create_sweep(
+    experiment: Experiment,
+    base: dict[str, Any],
+    axes_text: str,
+    *,
+    owner=None,
+    seed: int = 0,
+    device: str = "auto",
+    concurrency: int = 2,
+    note: str = "",
+) -> Sweep:  # type: ignore[no-untyped-def]
     """Validate every child first; then create the sweep and its queued children; dispatch up to the cap."""
     from .services import check_quota, create_run
 
@@ -145,7 +160,9 @@ def create_sweep(experiment: Experiment, base: dict[str, Any], axes_text: str, *
         note=note,
     )
     for config, child_seed in children:
-        run = create_run(experiment, config, owner=owner, seed=child_seed, device=device, source="sweep", dispatch=False, check=False)
+        run = create_run(
+            experiment, config, owner=owner, seed=child_seed, device=device, source="sweep", dispatch=False, check=False
+        )
         Run.objects.filter(pk=run.pk).update(sweep=sweep)
     transaction.on_commit(lambda: advance_sweep(sweep.pk))
     return sweep
@@ -161,7 +178,10 @@ def advance_sweep(sweep_id: int) -> int:
         if sweep is None:
             return 0
         runs = sweep.runs.filter(deleted_at__isnull=True)
-        in_flight = runs.filter(status=RunStatus.RUNNING).count() + runs.filter(status=RunStatus.QUEUED).exclude(task_id="").count()
+        in_flight = (
+            runs.filter(status=RunStatus.RUNNING).count()
+            + runs.filter(status=RunStatus.QUEUED).exclude(task_id="").count()
+        )
         free = max(0, sweep.concurrency - in_flight)
         pending = list(runs.filter(status=RunStatus.QUEUED, task_id="", cancel_requested=False).order_by("id")[:free])
         for run in pending:

@@ -41,16 +41,27 @@ def paper_detail(request: HttpRequest, slug: str) -> HttpResponse:
     paper = get_object_or_404(Paper, slug=slug, enabled=True)
     clone = None
     if request.GET.get("clone", "").isdigit():
-        clone = Run.objects.visible().filter(pk=int(request.GET["clone"]), experiment__paper=paper).select_related("experiment").first()
+        clone = (
+            Run.objects.visible()
+            .filter(pk=int(request.GET["clone"]), experiment__paper=paper)
+            .select_related("experiment")
+            .first()
+        )
     experiments = []
     for exp in paper.experiments.filter(enabled=True, in_code=True).prefetch_related("preset_rows"):
         decl = exp.declaration
         initial = _initial_from_run(clone) if clone is not None and clone.experiment_id == exp.pk else None
         form = experiment_form_class(decl)(prefix=exp.slug, initial=initial)
         presets = {p.name: p.values for p in exp.preset_rows.all()}
-        experiments.append({"exp": exp, "decl": decl, "form": form, "presets_json": json.dumps(presets), "presets": presets})
+        experiments.append(
+            {"exp": exp, "decl": decl, "form": form, "presets_json": json.dumps(presets), "presets": presets}
+        )
     runs = Run.objects.visible().filter(experiment__paper=paper).select_related("experiment", "owner")[:20]
-    return render(request, "lab/paper.html", {"paper": paper, "experiments": experiments, "runs": runs, "open": clone.experiment.slug if clone else ""})
+    return render(
+        request,
+        "lab/paper.html",
+        {"paper": paper, "experiments": experiments, "runs": runs, "open": clone.experiment.slug if clone else ""},
+    )
 
 
 @login_required
@@ -60,7 +71,9 @@ def run_create(request: HttpRequest, slug: str, exp_slug: str) -> HttpResponse:
     form = experiment_form_class(exp.declaration)(request.POST, prefix=exp.slug)
     if form.is_valid():
         try:
-            run = create_run(exp, form.config, owner=request.user, seed=form.cleaned_data["seed"], device=form.cleaned_data["device"])
+            run = create_run(
+                exp, form.config, owner=request.user, seed=form.cleaned_data["seed"], device=form.cleaned_data["device"]
+            )
         except (QuotaExceeded, ValidationError) as exc:
             messages.error(request, str(exc))
         else:
@@ -71,9 +84,16 @@ def run_create(request: HttpRequest, slug: str, exp_slug: str) -> HttpResponse:
         decl = other.declaration
         f = form if other.pk == exp.pk else experiment_form_class(decl)(prefix=other.slug)
         presets = {p.name: p.values for p in other.preset_rows.all()}
-        experiments.append({"exp": other, "decl": decl, "form": f, "presets_json": json.dumps(presets), "presets": presets})
+        experiments.append(
+            {"exp": other, "decl": decl, "form": f, "presets_json": json.dumps(presets), "presets": presets}
+        )
     runs = Run.objects.visible().filter(experiment__paper=paper)[:20]
-    return render(request, "lab/paper.html", {"paper": paper, "experiments": experiments, "runs": runs, "open": exp.slug}, status=400)
+    return render(
+        request,
+        "lab/paper.html",
+        {"paper": paper, "experiments": experiments, "runs": runs, "open": exp.slug},
+        status=400,
+    )
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
@@ -83,7 +103,13 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return render(
         request,
         "lab/run.html",
-        {"run": run, "decl": decl, "panels_json": json.dumps(panels), "config_json": json.dumps(run.config, indent=1), "can_manage": run.can_manage(request.user)},
+        {
+            "run": run,
+            "decl": decl,
+            "panels_json": json.dumps(panels),
+            "config_json": json.dumps(run.config, indent=1),
+            "can_manage": run.can_manage(request.user),
+        },
     )
 
 
@@ -128,7 +154,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
     if f["before"]:
         qs = qs.filter(created_at__date__lte=f["before"])
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
-    return render(request, "lab/runs.html", {"page": page, "filters": f, "statuses": RunStatus.values, "papers": Paper.objects.all()})
+    return render(
+        request,
+        "lab/runs.html",
+        {"page": page, "filters": f, "statuses": RunStatus.values, "papers": Paper.objects.all()},
+    )
 
 
 def compare(request: HttpRequest) -> HttpResponse:
@@ -143,7 +173,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "lab/compare.html",
-        {"runs": runs, "keys": keys, "key": request.GET.get("key", keys[0] if keys else ""), "params": params, "differing": differing, "ids": ",".join(map(str, ids)), "only_diff": only_diff},
+        {
+            "runs": runs,
+            "keys": keys,
+            "key": request.GET.get("key", keys[0] if keys else ""),
+            "params": params,
+            "differing": differing,
+            "ids": ",".join(map(str, ids)),
+            "only_diff": only_diff,
+        },
     )
 
 
@@ -182,10 +220,22 @@ def sweep_create(request: HttpRequest, slug: str, exp_slug: str) -> HttpResponse
             return redirect(f"/papers/{slug}/#exp-{exp_slug}")
     base = {k: v for k, v in (getattr(form, "config", None) or {}).items() if k not in swept}
     if not base:
-        base = {p.name: form.cleaned_data[p.name] for p in exp.declaration.params if p.name in form.cleaned_data and p.name not in swept}
+        base = {
+            p.name: form.cleaned_data[p.name]
+            for p in exp.declaration.params
+            if p.name in form.cleaned_data and p.name not in swept
+        }
     try:
         concurrency = int(request.POST.get("concurrency", "2"))
-        sweep = create_sweep(exp, base, axes, owner=request.user, seed=int(form.cleaned_data.get("seed") or 0), device=form.cleaned_data.get("device") or "auto", concurrency=concurrency)
+        sweep = create_sweep(
+            exp,
+            base,
+            axes,
+            owner=request.user,
+            seed=int(form.cleaned_data.get("seed") or 0),
+            device=form.cleaned_data.get("device") or "auto",
+            concurrency=concurrency,
+        )
     except (ValidationError, QuotaExceeded, ValueError) as exc:
         messages.error(request, f"sweep not created: {exc}")
         return redirect(f"/papers/{slug}/#exp-{exp_slug}")
@@ -193,7 +243,9 @@ def sweep_create(request: HttpRequest, slug: str, exp_slug: str) -> HttpResponse
 
 
 def sweep_detail(request: HttpRequest, sweep_id: int) -> HttpResponse:
-    sweep = get_object_or_404(Sweep.objects.select_related("experiment__paper", "owner"), pk=sweep_id, deleted_at__isnull=True)
+    sweep = get_object_or_404(
+        Sweep.objects.select_related("experiment__paper", "owner"), pk=sweep_id, deleted_at__isnull=True
+    )
     params = [p.name for p in sweep.experiment.declaration.params]
     return render(request, "lab/sweep.html", {"sweep": sweep, "params_json": json.dumps(params)})
 

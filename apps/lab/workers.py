@@ -26,7 +26,14 @@ def record_worker(hostname: str, queues: list[str], concurrency: int) -> None:
     else:
         device = "cpu"
     WorkerInfo.objects.update_or_create(
-        hostname=hostname, defaults={"queues": queues, "device": device, "concurrency": concurrency, "started_at": timezone.now(), "last_seen": timezone.now()}
+        hostname=hostname,
+        defaults={
+            "queues": queues,
+            "device": device,
+            "concurrency": concurrency,
+            "started_at": timezone.now(),
+            "last_seen": timezone.now(),
+        },
     )
 
 
@@ -68,7 +75,10 @@ def workers_overview(timeout: float = 1.0) -> dict[str, Any]:
                 "device": info.device if info else "",
                 "concurrency": info.concurrency if info else None,
                 "started_at": info.started_at.isoformat() if info else None,
-                "runs": [{"id": r.pk, "experiment": r.experiment.key, "progress": r.progress} for r in Run.objects.filter(pk__in=run_ids).select_related("experiment__paper")],
+                "runs": [
+                    {"id": r.pk, "experiment": r.experiment.key, "progress": r.progress}
+                    for r in Run.objects.filter(pk__in=run_ids).select_related("experiment__paper")
+                ],
             }
         )
     return {"workers": rows, "queues": queue_lengths(["cpu", "gpu"])}

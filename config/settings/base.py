@@ -62,6 +62,8 @@ PAPER_APPS = [
     "apps.causal_samplesize",
     "apps.spell",
     "apps.canonical_laplace",
+    "apps.scenefactory",
+    "apps.progression",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
@@ -150,7 +152,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "apps.lab.schema.add_experiment_schemas"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.lab.schema.add_experiment_schemas",
+    ],
 }
 
 # --- Redis, Celery, Channels --------------------------------------------------------------------

@@ -29,7 +29,10 @@ if _socket:
     CELERY_BROKER_URL = f"redis+socket://{_socket}"
     CELERY_RESULT_BACKEND = f"redis+socket://{_socket}"
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [{"address": f"unix://{_socket}"}]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": f"unix://{_socket}"}]},
+        }
     }
 elif os.environ.get("REDIS_URL"):
     pass  # base settings already use REDIS_URL

@@ -15,10 +15,20 @@ CSRF_COOKIE_SECURE = False
 SECURE_HSTS_SECONDS = 0
 ALLOWED_HOSTS = ["*"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/min", "user": "100000/min", "run_create": "100000/min", "auth": "100000/min"}}  # noqa: F405
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": "100000/min",
+        "user": "100000/min",
+        "run_create": "100000/min",
+        "auth": "100000/min",
+    },
+}  # noqa: F405
 
 # a controllable fake paper used by the platform's own tests
 INSTALLED_APPS = [*INSTALLED_APPS, "tests.demo_paper"]  # noqa: F405
 PAPERLAB = {**PAPERLAB, "STALE_AFTER_SECONDS": 6, "HEARTBEAT_SECONDS": 1}  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/6"}}  # tests may clear it
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:6379/6"}
+}  # tests may clear it

@@ -17,7 +17,9 @@ def counter(params: dict, reporter: Reporter) -> dict:
         elif k == 1:
             reporter.scalar("demo/y", step, params["a"] * step)
         else:
-            reporter.series("demo/y", [step * k + j for j in range(k)], [params["a"] * (step * k + j) for j in range(k)])
+            reporter.series(
+                "demo/y", [step * k + j for j in range(k)], [params["a"] * (step * k + j) for j in range(k)]
+            )
         reporter.progress((step + 1) / n, f"step {step + 1}/{n}")
         if params["sleep"]:
             time.sleep(params["sleep"])

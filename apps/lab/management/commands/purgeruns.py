@@ -10,7 +10,9 @@ class Command(BaseCommand):
     help = "Permanently delete soft-deleted runs (and their stored data and artifact files)."
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
-        parser.add_argument("--older-than-days", type=float, default=0.0, help="only runs deleted at least this long ago")
+        parser.add_argument(
+            "--older-than-days", type=float, default=0.0, help="only runs deleted at least this long ago"
+        )
 
     def handle(self, *args, older_than_days=0.0, **options):  # type: ignore[no-untyped-def]
         cutoff = timezone.now() - timedelta(days=older_than_days)

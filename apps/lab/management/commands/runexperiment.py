@@ -1,7 +1,7 @@
 """Run an experiment in the foreground, stored like any other run.
 
-    python manage.py runexperiment toptwo_bai/live_run --set delta=0.01 --set arm_means=0.5,0.45 --preset smoke
-    python manage.py runexperiment --list [--json]
+python manage.py runexperiment toptwo_bai/live_run --set delta=0.01 --set arm_means=0.5,0.45 --preset smoke
+python manage.py runexperiment --list [--json]
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("experiment", nargs="?", help="<paper>/<experiment>")
-        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="parameter value (repeatable)")
+        parser.add_argument(
+            "--set", action="append", default=[], metavar="KEY=VALUE", help="parameter value (repeatable)"
+        )
         parser.add_argument("--preset", default=None, help="start from a named preset")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
@@ -64,7 +66,18 @@ class Command(BaseCommand):
         sys.stderr.write(f"\nrun {run.pk} {run.status}\n")
         if opts["json"]:
             self.stdout.write(
-                json.dumps({"id": run.pk, "experiment": decl.id, "status": run.status, "config": run.config, "seed": run.seed, "device": run.device, "summary": run.summary, "error": run.error})
+                json.dumps(
+                    {
+                        "id": run.pk,
+                        "experiment": decl.id,
+                        "status": run.status,
+                        "config": run.config,
+                        "seed": run.seed,
+                        "device": run.device,
+                        "summary": run.summary,
+                        "error": run.error,
+                    }
+                )
             )
         else:
             self.stdout.write(json.dumps(run.summary, indent=1))

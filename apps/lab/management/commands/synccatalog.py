@@ -8,4 +8,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):  # type: ignore[no-untyped-def]
         counts = sync_catalog()
-        self.stdout.write(f"catalog: {counts['papers']} papers, {counts['experiments']} experiments, {counts['presets']} presets")
+        self.stdout.write(
+            f"catalog: {counts['papers']} papers, {counts['experiments']} experiments, {counts['presets']} presets"
+        )
