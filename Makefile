@@ -7,10 +7,11 @@ PY      = $(VENV)/bin/python
 
 .PHONY: run test venv lint bench clean
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-nodeps.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
 	touch $@
 
 venv: $(VENV)/.installed

@@ -64,6 +64,10 @@ PAPER_APPS = [
     "apps.canonical_laplace",
     "apps.scenefactory",
     "apps.progression",
+    "apps.grpo_core",
+    "apps.stare",
+    "apps.strata",
+    "apps.ssdg_explainer",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
