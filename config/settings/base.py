@@ -68,6 +68,7 @@ PAPER_APPS = [
     "apps.stare",
     "apps.strata",
     "apps.ssdg_explainer",
+    "apps.stapo",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
