@@ -63,8 +63,7 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
 
 
 SMOKE = {"size": "micro", "sft_tokens": 4000, "steps": 2, "questions": 2, "n_clean": 2, "n_hints": 2, "n_per_hint": 2,
-         "n_eval": 8,
-         "max_new": 28}
+         "n_eval": 8, "hint_tokens": 12, "max_new": 16}
 
 SELFPLAY = Experiment(
     slug="selfplay",
@@ -117,7 +116,7 @@ ARMS = Experiment(
         Int("n_seeds", 1, min=1, max=5, label="seeds", group="Evaluation"),
     ],
     presets={
-        "smoke": SMOKE,
+        "smoke": {**SMOKE, "arms": "clean,seirenes"},
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
