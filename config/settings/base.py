@@ -69,6 +69,7 @@ PAPER_APPS = [
     "apps.strata",
     "apps.ssdg_explainer",
     "apps.stapo",
+    "apps.seirenes",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
