@@ -9,7 +9,9 @@ from .base import env, env_bool
 
 SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]
 DEBUG = False
-DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)}
+# Under ASGI each request runs in its own thread, so persistent connections would pile up until
+# PostgreSQL refuses clients: close them per request (put a pooler such as PgBouncer in front at scale).
+DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=0)}
 
 # a shared cache, so rate limits hold across processes and hosts
 CACHES = {

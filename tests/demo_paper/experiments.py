@@ -23,8 +23,8 @@ EXPERIMENTS = [
         presets={"smoke": {"n_steps": 5}, "slow": {"n_steps": 400, "sleep": 0.05}},
         panels=[Line("y", keys=["demo/y"]), Table("summary", key="summary"), Figure("bar", key="bar")],
         check=lambda p: {"weights": "must sum to 1"} if abs(sum(p["weights"]) - 1) > 1e-9 else None,
-        soft_time_limit=60,
-        time_limit=90,
+        soft_time_limit=600,
+        time_limit=660,
     )
 ]
 
