@@ -56,6 +56,9 @@ def test_submit_form_and_watch_run_live(catalog, user, worker, live_asgi, monkey
         page.goto(f"{live_asgi}/papers/{paper}/")
         section = page.locator(f"#exp-{exp}")
         section.locator(f"button.preset[data-preset='{preset}']").click()
+        if paper == "toptwo_bai":  # long enough to still be running while the page watches it grow
+            page.fill(f"#id_{exp}-n_runs", "1000")
+            page.fill(f"#id_{exp}-delta", "1e-10")
         section.locator("button.primary[type=submit]").click()
         page.wait_for_url("**/runs/*/")
         expect(page.locator("#run-status")).to_have_text("running", timeout=60_000)
