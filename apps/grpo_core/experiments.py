@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.grpo_core import params
 from apps.lab.declare import Bool, Choice, Experiment, Float, Int, IntList, Line, Paper, Table
 
 PAPER = Paper(
@@ -41,27 +42,19 @@ TASKS = [("arithmetic", "multi-digit arithmetic"), ("countdown", "Countdown-3"),
 def _sft_params() -> list[Any]:
     return [
         Choice("task", "arithmetic", choices=TASKS, group="Task"),
-        Int("min_digits", 2, min=1, max=8, label="min digits", help="arithmetic only", group="Task"),
-        Int("max_digits", 2, min=1, max=8, label="max digits", help="arithmetic only", group="Task"),
-        Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int(
-            "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
-        ),
-        Float("sft_lr", 2e-3, min=1e-5, max=1e-2, log=True, label="SFT learning rate", group="SFT checkpoint"),
+        *params.digits(8, help="arithmetic only"),
+        *params.checkpoint(SIZES),
+        params.sft_lr(),
         Int("n_eval", 200, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
     ]
 
 
 def _check_digits(p: dict[str, Any]) -> dict[str, str] | None:
-    if p["min_digits"] > p["max_digits"]:
-        return {"max_digits": "must be at least min digits"}
-    return None
+    return params.check_common(p) or None
 
 
 def _check_grpo(p: dict[str, Any]) -> dict[str, str] | None:
-    errs = _check_digits(p) or {}
-    if p["n_eval"] > p["n_eval_final"]:
-        errs["n_eval"] = "must be at most the final evaluation size"
+    errs = params.check_common(p)
     if p["task"] == "wordproblems" and p["max_new"] < 32:
         errs["max_new"] = "word-problem traces need at least 32 tokens"
     return errs or None
@@ -125,11 +118,7 @@ GRPO_RUN = Experiment(
             group="GRPO",
         ),
         Float("kl_coef", 0.0, min=0.0, max=1.0, label="KL β (k3)", group="GRPO"),
-        Int("steps", 100, min=1, max=1000, group="Budget"),
-        Int("prompts_per_step", 16, min=1, max=64, label="prompts per step", group="Budget"),
-        Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
-        Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
-        Float("lr", 3e-5, min=1e-6, max=1e-2, log=True, label="learning rate", group="Budget"),
+        *params.budget(lr=3e-5, lr_min=1e-6, prompts_min=1),
         Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
         Int("n_eval_final", 500, min=8, max=5000, label="held-out problems, SFT vs final", group="Evaluation"),
     ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.grpo_core import params
 from apps.lab.declare import Choice, Experiment, Figure, Float, Int, Line, Paper, Str, Table
 
 PAPER = Paper(
@@ -30,7 +31,6 @@ PAPER = Paper(
     ),
 )
 
-SIZES = [("micro", "micro (tests)"), ("small", "small, 0.8 M"), ("medium", "medium, 2.7 M")]
 ARMS = [
     ("stapo", "STAPO (JustRL + S2T)"),
     ("justrl", "JustRL"),
@@ -62,34 +62,22 @@ HEADLINE = {"size": "medium", "sft_tokens": 5_000_000, "steps": 500, "n_eval": 2
 
 def _common() -> list[Any]:
     return [
-        Int("min_digits", 2, min=1, max=6, label="min digits", group="Task"),
-        Int("max_digits", 2, min=1, max=6, label="max digits", group="Task"),
-        Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int(
-            "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
-        ),
-        Int("steps", 100, min=1, max=1000, group="Budget"),
-        Int("prompts_per_step", 16, min=2, max=64, label="prompts per step", group="Budget"),
-        Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
+        *params.digits(),
+        *params.checkpoint(),
+        *params.budget(),
         Int("mini_batches", 4, min=1, max=8, label="mini-batches per batch", help="updates per batch", group="Budget"),
-        Float("lr", 1e-4, min=1e-5, max=1e-3, log=True, label="learning rate", group="Budget"),
         Int("warmup_steps", 10, min=0, max=100, label="lr warm-up steps", group="Budget"),
-        Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
         Float("tau_p", 0.01, min=1e-4, max=0.1, log=True, label="τ_p (probability threshold)", group="S2T"),
         Float("q", 0.75, min=0.5, max=0.95, label="q (entropy quantile)", group="S2T"),
         Int(
             "grad_every", 5, min=0, max=100, label="gradient-share analysis every (steps)", help="0 = off", group="S2T"
         ),
-        Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
-        Int("n_eval", 128, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
-        Int("n_eval_final", 300, min=8, max=5000, label="held-out problems, final (×2 samples)", group="Evaluation"),
+        *params.evaluation(128, 300, "held-out problems, final (×2 samples)"),
     ]
 
 
 def _check(p: dict[str, Any]) -> dict[str, str] | None:
-    errs: dict[str, str] = {}
-    if p["min_digits"] > p["max_digits"]:
-        errs["max_digits"] = "must be at least min digits"
+    errs = params.check_common(p)
     if p["mini_batches"] > p["prompts_per_step"] * p["group_size"]:
         errs["mini_batches"] = "more mini-batches than rollouts"
     if "arms" in p:

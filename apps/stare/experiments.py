@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.grpo_core import params
 from apps.lab.declare import Bool, Choice, Experiment, Figure, Float, Int, Line, Paper, Table
 
 PAPER = Paper(
@@ -30,7 +31,6 @@ PAPER = Paper(
     ),
 )
 
-SIZES = [("micro", "micro (tests)"), ("small", "small, 0.8 M"), ("medium", "medium, 2.7 M")]
 METHODS = [
     ("stare_o1", "STARE-O1 (amplify L+)"),
     ("stare_c2", "STARE-C2 (amplify L+, damp L−)"),
@@ -65,17 +65,9 @@ def _common() -> list[Any]:
             choices=[("arithmetic", "multi-digit arithmetic"), ("countdown", "Countdown-3")],
             group="Task",
         ),
-        Int("min_digits", 2, min=1, max=6, label="min digits", help="arithmetic only", group="Task"),
-        Int("max_digits", 2, min=1, max=6, label="max digits", help="arithmetic only", group="Task"),
-        Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int(
-            "sft_tokens", 600_000, min=2_000, max=20_000_000, log=True, label="SFT token budget", group="SFT checkpoint"
-        ),
-        Int("steps", 100, min=1, max=1000, group="Budget"),
-        Int("prompts_per_step", 16, min=2, max=64, label="prompts per step", group="Budget"),
-        Int("group_size", 8, min=2, max=16, label="G", group="Budget"),
-        Int("max_new", 64, min=16, max=256, label="max new tokens", group="Budget"),
-        Float("lr", 1e-4, min=1e-5, max=1e-3, log=True, label="learning rate", group="Budget"),
+        *params.digits(help="arithmetic only"),
+        *params.checkpoint(),
+        *params.budget(),
         Bool(
             "dynamic_sampling",
             True,
@@ -94,19 +86,13 @@ def _common() -> list[Any]:
         Float("w_max", 1.5, min=1.0, max=3.0, label="w_max", group="STARE"),
         Float("m_min", 0.5, min=0.0, max=1.0, label="m_min", group="STARE"),
         Float("cov_ratio", 2e-4, min=1e-5, max=0.1, log=True, label="Clip-Cov / KL-Cov token share", group="Baselines"),
-        Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation"),
-        Int("n_eval", 200, min=8, max=2000, label="held-out problems per eval", group="Evaluation"),
-        Int("n_eval_final", 500, min=8, max=5000, label="held-out problems, final", group="Evaluation"),
+        *params.evaluation(200, 500),
         Int("passk_problems", 0, min=0, max=500, label="pass@8 problems (0 = off)", group="Evaluation"),
     ]
 
 
 def _check(p: dict[str, Any]) -> dict[str, str] | None:
-    errs: dict[str, str] = {}
-    if p["min_digits"] > p["max_digits"]:
-        errs["max_digits"] = "must be at least min digits"
-    if p["n_eval"] > p["n_eval_final"]:
-        errs["n_eval"] = "must be at most the final evaluation size"
+    errs = params.check_common(p)
     if p["w_pos"] > p["w_max"]:
         errs["w_pos"] = "must be at most w_max"
     if p["m_neg"] < p["m_min"]:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
 
-from compute.core.lm.sft import SFTConfig
+from compute.core.rl.config import CheckpointFields
 from compute.core.rl.trainer import GRPOConfig
-from compute.core.tasks import TaskConfig
 
 ARM_LABELS = {
     "grpo": "GRPO",
@@ -21,19 +19,13 @@ ARM_LABELS = {
 
 
 @dataclass
-class StapoConfig:
-    """Task + SFT checkpoint (shared with grpo_core's cache), RL budget, S2T thresholds, evaluation."""
+class StapoConfig(CheckpointFields):
+    """Task + SFT checkpoint (the grpo_core fields and defaults, so the cached checkpoint is shared), RL budget,
+    S2T thresholds, evaluation.  ``sft()`` is the base's with n_val=200, seed=0, as grpo_core's defaults."""
 
     arm: str = "stapo"
     arms: str = "stapo,justrl,entropy20,grpo"  # comparison only
     n_seeds: int = 1  # comparison only
-    # task and SFT checkpoint (the grpo_core defaults, so the cached checkpoint is shared)
-    task: str = "arithmetic"
-    min_digits: int = 2
-    max_digits: int = 2
-    size: str = "small"
-    sft_tokens: int = 600_000
-    sft_lr: float = 2e-3
     # RL
     steps: int = 100
     prompts_per_step: int = 16
@@ -41,7 +33,6 @@ class StapoConfig:
     mini_batches: int = 4
     lr: float = 1e-4
     warmup_steps: int = 10
-    max_new: int = 64
     # S2T
     tau_p: float = 0.01
     q: float = 0.75
@@ -50,26 +41,6 @@ class StapoConfig:
     eval_every: int = 10
     n_eval: int = 128
     n_eval_final: int = 300
-    threads: int = 2
-    seed: int = 0
-    device: str = "cpu"
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> StapoConfig:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in names})
-
-    def sft(self) -> SFTConfig:
-        """Same fields as ``CoreRunConfig.sft`` so the checkpoint hash (and the cache file) is shared."""
-        return SFTConfig(
-            task=TaskConfig(name=self.task, min_digits=self.min_digits, max_digits=self.max_digits),
-            size=self.size,
-            tokens=self.sft_tokens,
-            lr=self.sft_lr,
-            max_new=self.max_new,
-            n_val=200,
-            seed=0,
-        )
 
     def grpo(self, arm: str, seed: int) -> GRPOConfig:
         """GRPO: sequence-mean loss, symmetric clip 0.2.  Every other arm: JustRL/DAPO base — token-mean loss

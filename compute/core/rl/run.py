@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -15,23 +15,17 @@ import torch
 from compute.core.lm.model import LMConfig, TinyLM
 from compute.core.lm.sampling import generate
 from compute.core.lm.sft import SFTConfig, greedy_accuracy, load_or_build, sampled_accuracy
+from compute.core.rl.config import CheckpointFields
 from compute.core.rl.plugins import Plugin
 from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
 from compute.core.runtime import resolve_device, seed_everything
-from compute.core.tasks import TaskConfig, split_rng
+from compute.core.tasks import split_rng
 
 
 @dataclass
-class CoreRunConfig:
+class CoreRunConfig(CheckpointFields):
     """The declared parameters of the grpo_core experiments (SFT build + GRPO run share the SFT fields)."""
 
-    # task and SFT checkpoint
-    task: str = "arithmetic"
-    min_digits: int = 2
-    max_digits: int = 2
-    size: str = "small"
-    sft_tokens: int = 600_000
-    sft_lr: float = 2e-3
     # GRPO
     estimator: str = "grpo"
     loss_agg: str = "token-mean"
@@ -44,30 +38,13 @@ class CoreRunConfig:
     steps: int = 100
     prompts_per_step: int = 16
     group_size: int = 8
-    max_new: int = 64
     lr: float = 3e-5  # 1e-4 degraded held-out accuracy on the small model (docs/papers/grpo_core.md)
     eval_every: int = 10
     n_eval: int = 200
     n_eval_final: int = 500
-    threads: int = 2
-    seed: int = 0
-    device: str = "cpu"
 
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> CoreRunConfig:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in names})
-
-    def sft(self) -> SFTConfig:
-        return SFTConfig(
-            task=TaskConfig(name=self.task, min_digits=self.min_digits, max_digits=self.max_digits),
-            size=self.size,
-            tokens=self.sft_tokens,
-            lr=self.sft_lr,
-            max_new=self.max_new,
-            n_val=self.n_eval,
-            seed=self.seed,
-        )
+    def sft(self, n_val: int | None = None, seed: int | None = None) -> SFTConfig:
+        return super().sft(self.n_eval if n_val is None else n_val, self.seed if seed is None else seed)
 
     def grpo(self) -> GRPOConfig:
         return GRPOConfig(
