@@ -37,8 +37,10 @@ PAPER = Paper(
         "Implemented: Tian–Pearl PNS/PN/PS bounds as term tables; sharp LP bounds for |X|,|Y| ≤ 3 families with HiGHS "
         "duals as gradients; binomial arms + full multinomial observational covariance; distribution-free (Popoviciu) "
         "rule; active-term and pilot plug-in delta rules; safe pilot rule (Clopper–Pearson box); naive delta, "
-        "directional delta and bootstrap CIs. The Li–Mao–Pearl (2022) baseline is NOT implemented (formula "
-        "unavailable here); it is shown as 'not implemented'. n_e is per experimental arm unless 'total' is chosen."
+        "directional delta, percentile and m-out-of-n bootstrap CIs. The Li–Mao–Pearl (2022) baseline formula is NOT "
+        "implemented (paper text unavailable here); it is shown as 'not implemented'. A user may enter the baseline's "
+        "design (n_e, n_o) read from that paper: the calculator then reports n_baseline/n_rule and the simulation "
+        "measures attainment at it. n_e is per experimental arm unless 'total' is chosen."
     ),
 )
 
@@ -58,6 +60,31 @@ BASIS = Choice(
     label="n_e counted",
     help="per arm vs total is a factor-2 difference; every table states n per arm, n_e total and n_o",
 )
+BASELINE_N_E = Int(
+    "baseline_n_e",
+    0,
+    min=0,
+    max=100_000_000,
+    label="Li–Mao–Pearl 2022 n_e (read from the paper; 0 = not given)",
+    help="the baseline's experimental size, counted as set in 'n_e counted'; binary PNS only. Never computed here.",
+    group="baseline (user-entered)",
+)
+BASELINE_N_O = Int(
+    "baseline_n_o",
+    0,
+    min=0,
+    max=100_000_000,
+    label="Li–Mao–Pearl 2022 n_o (read from the paper; 0 = not given)",
+    group="baseline (user-entered)",
+)
+
+
+def _check_baseline(p: dict[str, Any], errors: dict[str, str]) -> None:
+    if (p["baseline_n_e"] > 0) != (p["baseline_n_o"] > 0):
+        key = "baseline_n_o" if p["baseline_n_e"] > 0 else "baseline_n_e"
+        errors[key] = "enter both the baseline's n_e and n_o (or neither)"
+
+
 ALPHA_P = Float(
     "alpha_p", 0.1, min=0.01, max=0.5, label="pilot box level α_p", help="safe rule covers the true n w.p. ≥ 1 − α_p"
 )
@@ -82,6 +109,7 @@ def _check_calculator(p: dict[str, Any]) -> dict[str, str] | None:
         for k in ("ya", "yb"):
             if p[k] >= p["ky"]:
                 errors[k] = f"must be below |Y| = {p['ky']}"
+    _check_baseline(p, errors)
     return errors or None
 
 
@@ -101,6 +129,7 @@ def _check_simulation(p: dict[str, Any]) -> dict[str, str] | None:
         errors["use_distribution_free"] = (
             "PN/PS are ratio bounds: the distribution-free rule does not apply; pick a plug-in rule"
         )
+    _check_baseline(p, errors)
     return errors or None
 
 
@@ -149,6 +178,8 @@ CALCULATOR = Experiment(
         Int("ya", 1, min=0, max=2, label="y_a", group="multi-valued family"),
         Int("xb", 0, min=0, max=2, label="x_b", group="multi-valued family"),
         Int("yb", 0, min=0, max=2, label="y_b", group="multi-valued family"),
+        BASELINE_N_E,
+        BASELINE_N_O,
     ],
     presets={
         "smoke": {"family": "PNS", "side": "both"},
@@ -161,6 +192,7 @@ CALCULATOR = Experiment(
         Bar("Variance contribution per source (driving term)", table="variance_sources", x="source", y=["variance"]),
         Table("Designs and formulas", key="designs", width=12),
         Table("Term-by-term variances", key="terms", width=12),
+        Table("Baseline (user-entered Li–Mao–Pearl design) vs each rule", key="baseline_ratio", width=12),
     ],
     cost_seconds=3,
     soft_time_limit=120,
@@ -175,7 +207,8 @@ SIMULATION = Experiment(
         "Random Dirichlet(1) truths over (X, Y_1, Y_0) or a user-given joint; each rule's n and 0.5×/2× of it; "
         "R replicates of binomial arms and multinomial observational data.\n"
         "Reports attainment (mean and minimum over truths), naive/directional delta coverage, bias, crossing and "
-        "experimental/observational inconsistency. The Li–Mao–Pearl baseline is shown as not implemented."
+        "experimental/observational inconsistency. The Li–Mao–Pearl baseline formula is not implemented; with a "
+        "user-entered baseline design (n_e, n_o) its attainment and n_baseline/n_rule are measured."
     ),
     compute="compute.causal_samplesize.run:precision_coverage",
     params=[
@@ -206,6 +239,8 @@ SIMULATION = Experiment(
         Int("pilot_size", 200, min=20, max=10_000, label="pilot units per source"),
         ALPHA_P,
         Int("mc_draws", 256, min=64, max=4096, label="Gaussian draws (directional delta)"),
+        BASELINE_N_E,
+        BASELINE_N_O,
     ],
     presets={
         "smoke": {"n_truths": 2, "reps": 100, "ci_reps": 50, "pilot_size": 100, "mc_draws": 64},
@@ -236,6 +271,7 @@ SIMULATION = Experiment(
         Line("Running minimum attainment at n_rule", keys=["running_min_attain/*"], x_label="truths done"),
         Table("Summary per rule and multiplier", key="summary", width=12),
         Table("Per truth (at n_rule)", key="per_truth", width=12),
+        Table("Baseline (user-entered Li–Mao–Pearl design) vs each rule", key="baseline_ratio", width=12),
     ],
     cost_seconds=60,
     soft_time_limit=900,
@@ -248,7 +284,7 @@ KINK = Experiment(
     title="Kink stress test: CI coverage and bias of the max estimator when bound terms tie",
     description=(
         "PNS lower bound max{0, e1 − e0, P(y) − e0, e1 − P(y)} with two terms tied (pair) or all four at 0 (null), "
-        "separated by a gap Δ.\nCoverage of naive delta, directional delta and percentile bootstrap CIs, and the bias "
+        "separated by a gap Δ.\nCoverage of naive delta, directional delta, percentile and m-out-of-n bootstrap CIs, and the bias "
         "of L̂ with Clark's (1961) closed form. 'Conservative' = union with each near-active term's delta interval."
     ),
     compute="compute.causal_samplesize.run:kink_stress",
@@ -266,6 +302,7 @@ KINK = Experiment(
         Int("n", 500, min=50, max=100_000, log=True, label="n per arm = n_o"),
         Int("reps", 1000, min=100, max=5000, label="replicates R"),
         Int("boots", 200, min=50, max=2000, label="bootstrap resamples"),
+        Float("gamma", 2 / 3, min=0.3, max=0.95, label="m-out-of-n exponent γ (m = n^γ)"),
         CONFIDENCE,
         Int("mc_draws", 300, min=64, max=4096, label="Gaussian draws (directional delta)"),
     ],

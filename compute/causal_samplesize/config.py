@@ -36,6 +36,8 @@ class CalculatorConfig(_FromParams):
     xb: int = 0
     yb: int = 0
     seed: int = 0  # planning joint for the multi-valued family: Dirichlet(1) draw with this seed
+    baseline_n_e: int = 0  # user-entered Li–Mao–Pearl design, n_e counted per ``basis`` (0 = not given)
+    baseline_n_o: int = 0  # its observational size (0 = not given)
 
 
 @dataclass
@@ -57,6 +59,8 @@ class SimulationConfig(_FromParams):
     pilot_size: int = 200  # pilot units per source for the pilot rules
     alpha_p: float = 0.1
     mc_draws: int = 256  # Gaussian draws for the directional-delta quantiles
+    baseline_n_e: int = 0  # user-entered Li–Mao–Pearl design, n_e counted per ``basis`` (0 = not given)
+    baseline_n_o: int = 0
     seed: int = 0
 
 
@@ -69,6 +73,7 @@ class KinkConfig(_FromParams):
     n: int = 500  # per experimental arm and observational
     reps: int = 1000
     boots: int = 200
+    gamma: float = 2 / 3  # m-out-of-n bootstrap: m = n^γ units resampled (per source, common fraction)
     confidence: float = 0.95
     mc_draws: int = 300
     seed: int = 0

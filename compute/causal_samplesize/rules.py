@@ -15,7 +15,9 @@ Per-observation covariance Σ₁ = blockdiag(e1(1−e1), e0(1−e0), (diag o −
   no threshold τ).
 * Rule 2 "safe": the plug-in maximised over a simultaneous (1 − α_p) Clopper–Pearson box around the
   pilot cells (Bonferroni over the 6 cells; box corners + a bounded compass search).  **Design choice.**
-* Baseline, Li, Mao & Pearl (NeurIPS 2022): its formula is not available here, so it raises.
+* Baseline, Li, Mao & Pearl (NeurIPS 2022): its formula is not available here, so it is never computed.
+  A user may enter the baseline's design (n_e, n_o) read from that paper as an *external design*; the rules
+  then report n_baseline/n_rule and the simulator measures attainment at it.  Without one it raises.
 """
 
 from __future__ import annotations
@@ -41,6 +43,33 @@ RULE_LABELS = {
 
 class BaselineNotImplemented(NotImplementedError):
     """The Li–Mao–Pearl (2022) formula is not available in this workspace (spec §2: do not guess it)."""
+
+
+@dataclass(frozen=True)
+class ExternalDesign:
+    """A design entered by the user (e.g. read from Li, Mao & Pearl 2022): n_e counted per ``basis``, and n_o.
+
+    Nothing here computes it; it is carried through so that its attainment and n_external/n_rule can be measured.
+    """
+
+    n_e: int
+    n_o: int
+    basis: str = "per_arm"
+
+    def __post_init__(self) -> None:
+        if self.n_e < 1 or self.n_o < 1:
+            raise ValueError("an external design needs n_e ≥ 1 and n_o ≥ 1")
+        if self.basis not in ("per_arm", "total"):
+            raise ValueError(f"unknown basis {self.basis!r}")
+
+    @property
+    def n_arm(self) -> int:
+        return self.n_e if self.basis == "per_arm" else math.ceil(self.n_e / 2)
+
+    def sizes(self, mult: float = 1.0) -> tuple[int, int, int]:
+        """(n per experimental arm, n_e total, n_o) scaled by ``mult``, rounded up per source."""
+        n_arm = max(1, math.ceil(mult * self.n_arm - 1e-9))
+        return n_arm, 2 * n_arm, max(1, math.ceil(mult * self.n_o - 1e-9))
 
 
 def z_value(confidence: float, both: bool = False) -> float:
@@ -265,16 +294,25 @@ def safe_plugin(
     d = plugin(ep, theta_star, eps, alpha, alloc, rule="plugin_safe")
     d.formula = (
         f"n = max over the {100 * (1 - alpha_p):g}% Clopper–Pearson box of the plug-in n(θ); "
-        f"worst θ = ({', '.join(f'{n}={v:.3f}' for n, v in zip(THETA_NAMES, theta_star))}) → {d.n_exact:.2f}"
+        f"worst θ = ({', '.join(f'{n}={v:.3f}' for n, v in zip(THETA_NAMES, theta_star, strict=True))}) → {d.n_exact:.2f}"
     )
     return d
 
 
-def baseline(ep: Endpoint, eps: float, z: float, alloc: Allocation) -> EndpointDesign:
-    """Li, Mao & Pearl (NeurIPS 2022).  Not implemented: the paper's text is not available here (spec §2)."""
-    raise BaselineNotImplemented(
-        "Li, Mao & Pearl (2022) sample-size formula: not implemented (paper text unavailable; spec forbids guessing)"
+def baseline(ep: Endpoint, external: ExternalDesign | None = None) -> EndpointDesign:
+    """Li, Mao & Pearl (NeurIPS 2022).  Its formula is not implemented: the paper's text is not available here
+    (spec §2).  With ``external`` (the design the user read from that paper) the design is carried as given."""
+    if external is None:
+        raise BaselineNotImplemented(
+            "Li, Mao & Pearl (2022) sample-size formula: not implemented (paper text unavailable; spec forbids "
+            "guessing); enter its n_e and n_o to compare against it"
+        )
+    n_arm, n_tot, n_o = external.sizes()
+    formula = (
+        f"user-entered Li–Mao–Pearl (2022) design: n_e = {external.n_e} ({external.basis.replace('_', ' ')}), "
+        f"n_o = {external.n_o} (not computed here)"
     )
+    return EndpointDesign(ep.name, "baseline", float(n_arm), n_arm, n_tot, n_o, "—", formula)
 
 
 def design(
@@ -287,8 +325,11 @@ def design(
     theta: np.ndarray | None = None,
     pilot: Pilot | None = None,
     alpha_p: float = 0.1,
+    external: ExternalDesign | None = None,
 ) -> list[EndpointDesign]:
-    """Designs for ``side`` ∈ {lower, upper, both}; with "both" each endpoint uses z_{1−α/4} (Bonferroni)."""
+    """Designs for ``side`` ∈ {lower, upper, both}; with "both" each endpoint uses z_{1−α/4} (Bonferroni).
+
+    ``external`` is the user-entered baseline design (rule "baseline"); its sizes are used as given."""
     sides = ["lower", "upper"] if side == "both" else [side]
     z = z_value(confidence, both=side == "both")
     alpha = (1.0 - confidence) / len(sides)  # two-sided miss probability per endpoint (Bonferroni)
@@ -310,7 +351,7 @@ def design(
                 raise ValueError("the safe plug-in needs pilot counts")
             out.append(safe_plugin(ep, pilot, eps, alpha, alloc, alpha_p))
         elif rule == "baseline":
-            out.append(baseline(ep, eps, z, alloc))
+            out.append(baseline(ep, external))
         else:
             raise ValueError(f"unknown rule {rule!r}")
     return out
@@ -319,3 +360,8 @@ def design(
 def combined_n(designs: list[EndpointDesign]) -> float:
     """The base n satisfying every endpoint (largest requirement)."""
     return max(d.n_exact for d in designs)
+
+
+def total_units(n_e_total: int, n_o: int) -> int:
+    """All units a design recruits: both experimental arms plus the observational sample."""
+    return int(n_e_total + n_o)

@@ -13,12 +13,20 @@ from compute.core.reporter import Reporter
 from . import lp
 from .bounds import THETA_NAMES, consistent, endpoint, theta_from_joint, tian_pearl
 from .config import CalculatorConfig, KinkConfig, RatioConfig, SimulationConfig
-from .inference import bootstrap_ci, clark_expected_max, directional_delta_ci, naive_delta_ci
+from .inference import (
+    bootstrap_ci,
+    clark_expected_max,
+    directional_delta_ci,
+    m_out_of_n_bootstrap_ci,
+    naive_delta_ci,
+)
 from .rules import (
     RULE_LABELS,
     RULES,
     Allocation,
     BaselineNotImplemented,
+    EndpointDesign,
+    ExternalDesign,
     Pilot,
     combined_n,
     design,
@@ -26,11 +34,51 @@ from .rules import (
     popoviciu_variances,
     sample_pilot,
     sigma1,
+    total_units,
     z_value,
 )
 from .sampling import sample_theta
 
 NOT_IMPLEMENTED = "not implemented (Li–Mao–Pearl 2022 formula unavailable)"
+NO_BASELINE = "not measured: Li–Mao–Pearl 2022 formula unavailable; enter its n_e and n_o to compare"
+
+
+def _external(cfg: CalculatorConfig | SimulationConfig) -> ExternalDesign | None:
+    """The user-entered baseline design, or None when neither size is given."""
+    if cfg.baseline_n_e <= 0 and cfg.baseline_n_o <= 0:
+        return None
+    return ExternalDesign(int(cfg.baseline_n_e), int(cfg.baseline_n_o), cfg.basis)
+
+
+def _sizes(ds: list[EndpointDesign], alloc: Allocation, mult: float = 1.0) -> tuple[int, int, int]:
+    """(n per arm, n_e total, n_o) of a design list at ``mult`` × its n; a user-entered design keeps its own split."""
+    if ds[0].rule == "baseline":
+        d = ds[0]
+        return ExternalDesign(d.n_arm, d.n_o).sizes(mult)
+    return alloc.sizes(mult * combined_n(ds))
+
+
+def _ratio_rows(totals: dict[str, tuple[int, int, int]]) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """n_baseline / n_rule on all recruited units (n_e total + n_o) and on n per arm, for every computed rule."""
+    if "baseline" not in totals:
+        return [{"rule": "—", "note": NO_BASELINE}], {}
+    b_arm, b_tot, b_o = totals["baseline"]
+    rows, out = [], {}
+    for rule, (n_arm, n_tot, n_o) in totals.items():
+        if rule == "baseline":
+            continue
+        r_units = total_units(b_tot, b_o) / total_units(n_tot, n_o)
+        rows.append(
+            {
+                "rule": RULE_LABELS[rule],
+                "units (n_e total + n_o)": total_units(n_tot, n_o),
+                "baseline units": total_units(b_tot, b_o),
+                "n_baseline / n_rule (all units)": r_units,
+                "n_baseline / n_rule (per arm)": b_arm / n_arm,
+            }
+        )
+        out[rule] = r_units
+    return rows, out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -71,7 +119,9 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         return _calculator_multi(cfg, alloc, reporter)
     theta = _check_theta(np.array(cfg.planning))
     pilot = _pilot_from_counts(cfg.pilot)
+    external = _external(cfg) if cfg.family == "PNS" else None  # the baseline covers binary PNS only
     rows, bars, summary = [], [], {}
+    totals: dict[str, tuple[int, int, int]] = {}
     for i, rule in enumerate(RULES):
         reporter.progress(i / len(RULES), RULE_LABELS[rule])
         try:
@@ -85,6 +135,7 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 theta=theta,
                 pilot=pilot,
                 alpha_p=cfg.alpha_p,
+                external=external,
             )
         except BaselineNotImplemented:
             rows.append({"rule": RULE_LABELS[rule], "endpoint": cfg.side, "formula": NOT_IMPLEMENTED})
@@ -106,13 +157,17 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                     "formula": d.formula,
                 }
             )
-        n0 = combined_n(ds)
-        n_arm, n_tot, n_o = alloc.sizes(n0)
+        n_arm, n_tot, n_o = _sizes(ds, alloc)
+        totals[rule] = (n_arm, n_tot, n_o)
         bars.append({"rule": rule, "n per arm": n_arm, "n_e total": n_tot, "n_o": n_o})
         summary[f"n_{rule}"] = n_arm
         summary[f"n_o_{rule}"] = n_o
     reporter.table("designs", rows)
     reporter.table("required_n", bars)
+    ratio_rows, ratios = _ratio_rows(totals)
+    reporter.table("baseline_ratio", ratio_rows)
+    for rule, r in ratios.items():
+        summary[f"ratio_baseline_to_{rule}"] = r
     # term-by-term table and source contributions at the planning values
     z = z_value(cfg.confidence, both=cfg.side == "both")
     term_rows, src_rows = [], []
@@ -120,7 +175,7 @@ def calculator(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         ep = endpoint(cfg.family, side)
         d = plugin(ep, theta, cfg.eps, (1 - cfg.confidence) / (2 if cfg.side == "both" else 1), alloc)
         pv = popoviciu_variances(ep, alloc)
-        for r, v in zip(d.terms, pv):
+        for r, v in zip(d.terms, pv, strict=True):
             term_rows.append({"endpoint": ep.name, **r, "Popoviciu V_k": None if np.isnan(v) else float(v)})
         k = ep.labels.index(d.active)
         for src, v in _source_contributions(theta, ep.gradients(theta)[k], alloc).items():
@@ -189,7 +244,10 @@ def _calculator_multi(cfg: CalculatorConfig, alloc: Allocation, reporter: Report
         m = fam.n_exp
         src_rows.append({"source": f"{side}: experimental arms", "variance": float(g[:m] @ cov[:m, :m] @ g[:m])})
         src_rows.append({"source": f"{side}: observational", "variance": float(g[m:] @ cov[m:, m:] @ g[m:])})
-    rows.append({"rule": RULE_LABELS["baseline"], "endpoint": cfg.side, "formula": NOT_IMPLEMENTED})
+    rows.append(
+        {"rule": RULE_LABELS["baseline"], "endpoint": cfg.side, "formula": NOT_IMPLEMENTED + "; binary PNS only"}
+    )
+    reporter.table("baseline_ratio", [{"rule": "—", "note": "the Li–Mao–Pearl baseline is for binary PNS only"}])
     for rule, n in need.items():
         if n > 0:
             n_arm = max(1, math.ceil(n - 1e-9))
@@ -227,6 +285,7 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
     cfg = SimulationConfig.from_params(params)
     rng = np.random.default_rng(cfg.seed)
     alloc = Allocation(cfg.ratio, cfg.basis)
+    external = _external(cfg) if cfg.family == "PNS" else None  # the baseline covers binary PNS only
     both = cfg.side == "both"
     sides = ["lower", "upper"] if both else [cfg.side]
     eps_ = [endpoint(cfg.family, s) for s in sides]
@@ -253,18 +312,17 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
             step += 1
             reporter.progress(step / total, f"truth {i + 1}/{len(truths)}: {RULE_LABELS[rule]}")
             try:
-                n0 = combined_n(
-                    design(
-                        cfg.family,
-                        cfg.side,
-                        rule,
-                        cfg.eps,
-                        cfg.confidence,
-                        alloc,
-                        theta=th,
-                        pilot=pilot,
-                        alpha_p=cfg.alpha_p,
-                    )
+                ds = design(
+                    cfg.family,
+                    cfg.side,
+                    rule,
+                    cfg.eps,
+                    cfg.confidence,
+                    alloc,
+                    theta=th,
+                    pilot=pilot,
+                    alpha_p=cfg.alpha_p,
+                    external=external,
                 )
             except BaselineNotImplemented:
                 skipped[rule] = NOT_IMPLEMENTED
@@ -273,7 +331,7 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                 skipped[rule] = f"n/a: {exc}"
                 continue
             for m in mults:
-                n_arm, _, n_o = alloc.sizes(m * n0)
+                n_arm, n_tot, n_o = _sizes(ds, alloc, m)
                 thh = sample_theta(th, n_arm, n_arm, n_o, cfg.reps, rng)
                 lhat = np.stack([ep.value(thh) for ep in eps_], axis=1)  # (R, E)
                 err = lhat - lval
@@ -297,6 +355,7 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
                     {
                         "n_arm": n_arm,
                         "n_o": n_o,
+                        "units": total_units(n_tot, n_o),
                         "attain": float(ok.mean()),
                         "cov_naive": float(cov_naive.mean()),
                         "cov_dir": float(cov_dir.mean()),
@@ -365,7 +424,31 @@ def precision_coverage(params: dict[str, Any], reporter: Reporter) -> dict[str, 
             summary[f"{rule}_mean_n"] = float(np.mean([s["n_arm"] for s in st]))
             summary[f"{rule}_mean_attain"] = float(np.mean([s["attain"] for s in st]))
             summary[f"{rule}_min_attain"] = float(np.min([s["attain"] for s in st]))
-    summary["ratio_baseline_to_rule"] = "not measured: " + NOT_IMPLEMENTED
+    # n_baseline / n_rule on all recruited units, truth by truth, at each rule's own n (multiplier 1)
+    have_b = 1.0 in stats_.get("baseline", {}) and stats_["baseline"][1.0]
+    ratio_rows: list[dict[str, Any]] = []
+    for rule in rules:
+        if not have_b or rule == "baseline" or not stats_[rule].get(1.0):
+            continue
+        b_units = stats_["baseline"][1.0][0]["units"]  # the same fixed design for every truth
+        r = np.array([b_units / s["units"] for s in stats_[rule][1.0]])
+        ratio_rows.append(
+            {
+                "rule": RULE_LABELS[rule],
+                "baseline units": b_units,
+                "mean rule units": float(np.mean([s["units"] for s in stats_[rule][1.0]])),
+                "mean n_baseline / n_rule": float(r.mean()),
+                "min n_baseline / n_rule": float(r.min()),
+                "max n_baseline / n_rule": float(r.max()),
+                "rule min attainment": float(np.min([s["attain"] for s in stats_[rule][1.0]])),
+                "baseline min attainment": float(np.min([s["attain"] for s in stats_["baseline"][1.0]])),
+            }
+        )
+        summary[f"ratio_baseline_to_{rule}"] = float(r.mean())
+    if not ratio_rows:
+        ratio_rows = [{"rule": "—", "note": NO_BASELINE}]
+        summary["ratio_baseline_to_rule"] = NO_BASELINE
+    reporter.table("baseline_ratio", ratio_rows)
     reporter.series("attain/target", mults, [cfg.confidence] * len(mults))
     reporter.table("summary", rows)
     reporter.table("per_truth", per_truth)
@@ -388,7 +471,7 @@ def kink_theta(gap: float, tie: str = "pair") -> np.ndarray:
 
 
 def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
-    """Coverage of naive-delta, directional-delta and bootstrap CIs and the bias of the max vs the tie gap Δ."""
+    """Coverage of naive/directional delta, percentile and m-out-of-n bootstrap CIs and the bias of the max vs Δ."""
     cfg = KinkConfig.from_params(params)
     rng = np.random.default_rng(cfg.seed)
     ep = endpoint("PNS", "lower")
@@ -411,6 +494,8 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         cov["conservative"] = float(np.mean((lo <= lval) & (lval <= hi)))
         lo, hi = bootstrap_ci(ep, thh, n, n, n, alpha, rng, boots=cfg.boots)
         cov["bootstrap"] = float(np.mean((lo <= lval) & (lval <= hi)))
+        lo, hi = m_out_of_n_bootstrap_ci(ep, thh, n, n, n, alpha, rng, boots=cfg.boots, gamma=cfg.gamma)
+        cov["m_out_of_n"] = float(np.mean((lo <= lval) & (lval <= hi)))
         # Clark (1961) closed form for E[max(T̂1, T̂2)] − L of the two competing terms
         e1, e0, o11, _, o01, _ = th
         py = o11 + o01
@@ -427,6 +512,7 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 "coverage/directional_delta": cov["directional"],
                 "coverage/conservative_directional": cov["conservative"],
                 "coverage/bootstrap": cov["bootstrap"],
+                "coverage/m_out_of_n_bootstrap": cov["m_out_of_n"],
                 "coverage/nominal": cfg.confidence,
                 "bias/simulated": bias,
                 "bias/clark_closed_form": clark,
@@ -451,6 +537,7 @@ def kink_stress(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         "coverage_directional_at_tie": r0["coverage directional"],
         "coverage_conservative_at_tie": r0["coverage conservative"],
         "coverage_bootstrap_at_tie": r0["coverage bootstrap"],
+        "coverage_m_out_of_n_at_tie": r0["coverage m_out_of_n"],
         "bias_at_tie": r0["bias"],
         "clark_bias_at_tie": r0["Clark bias"],
     }

@@ -71,3 +71,28 @@ def test_user_joint_and_total_basis() -> None:
     # n_o = 0.5 × (n_e total) = n_e per arm: the same design written two ways
     assert s1["n_distribution_free"] == s2["n_distribution_free"]
     assert s1["n_o_distribution_free"] == s2["n_o_distribution_free"]
+
+
+def test_user_entered_baseline_design_gives_measured_ratios() -> None:
+    # arbitrary test sizes (NOT the paper's): the ratio is the baseline's units over the rule's, computed exactly
+    calc = BY_SLUG["calculator"]
+    r = MemoryReporter()
+    s = calc.run_local({"side": "upper", "baseline_n_e": 2000, "baseline_n_o": 2000}, r)
+    assert s["n_baseline"] == 2000
+    # distribution-free upper PNS: 1153 per arm + 1153 observational → 3·1153 units; baseline 2·2000 + 2000
+    assert s["ratio_baseline_to_distribution_free"] == pytest.approx(6000 / (3 * 1153))
+    # the same two designs written with n_e as the experimental total (n_o = 0.5 × n_e total = n_e per arm)
+    s2 = calc.run_local(
+        {"side": "upper", "basis": "total", "ratio": 0.5, "baseline_n_e": 4000, "baseline_n_o": 2000}, MemoryReporter()
+    )
+    assert s2["ratio_baseline_to_distribution_free"] == pytest.approx(s["ratio_baseline_to_distribution_free"])
+    assert {row["rule"] for row in r.tables["baseline_ratio"]["rows"]} >= {"distribution-free (Popoviciu)"}
+    with pytest.raises(ValidationError) as exc:
+        calc.validate({"baseline_n_e": 100})
+    assert "baseline_n_o" in exc.value.errors
+    sim = BY_SLUG["precision_coverage"]
+    r = MemoryReporter()
+    s = sim.run_local({**sim.presets["smoke"], "baseline_n_e": 3000, "baseline_n_o": 3000}, r)
+    assert s["baseline_mean_n"] == 3000
+    assert s["ratio_baseline_to_distribution_free"] == pytest.approx(9000 / (3 * 1153))
+    assert len(r.tables["per_truth"]["rows"]) == 2 * 5  # two truths × (four rules + the baseline)

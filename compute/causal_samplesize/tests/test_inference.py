@@ -105,3 +105,33 @@ def test_conservative_directional_covers_near_tie_where_pure_directional_fails()
     mc = math.sqrt(0.05 * 0.95 / reps)
     assert pure < 0.9  # hard selection keeps the point-mass term 0 and pulls the interval below L
     assert cons >= 0.95 - 2 * mc
+
+
+def test_m_out_of_n_bootstrap_restores_coverage_at_four_way_tie() -> None:
+    rng = np.random.default_rng(7)
+    n, reps = 1000, 600
+    th = kink_theta(0.0, "null")
+    ep = B.endpoint("PNS", "lower")
+    thh = S.sample_theta(th, n, n, n, reps, rng)
+    lo, hi = I.m_out_of_n_bootstrap_ci(ep, thh, n, n, n, 0.05, rng, boots=200)
+    mofn = np.mean((lo <= 0) & (0 <= hi))
+    lo, hi = I.bootstrap_ci(ep, thh, n, n, n, 0.05, rng, boots=200)
+    boot = np.mean((lo <= 0) & (0 <= hi))
+    mc = math.sqrt(0.05 * 0.95 / reps)
+    assert mofn >= 0.95 - 3 * mc
+    assert boot < 0.9 < mofn
+
+
+def test_m_out_of_n_matches_delta_width_for_a_smooth_endpoint() -> None:
+    # one active term far from the others: the √m-rescaled subsample law is the delta-method normal
+    rng = np.random.default_rng(8)
+    th = np.array([0.6, 0.35, 0.25, 0.25, 0.15, 0.35])
+    ep = B.endpoint("PNS", "lower")  # max{0, .25, .05, .2}: e1 − e0 = .25 leads the next term by ≈ 4.6 s.d.
+    n = 4000
+    thh = S.sample_theta(th, n, n, n, 300, rng)
+    lo, hi = I.m_out_of_n_bootstrap_ci(ep, thh, n, n, n, 0.05, rng, boots=400)
+    lo_d, hi_d = I.naive_delta_ci(ep, thh, n, n, n, 1.959963984540054)
+    assert np.mean(hi - lo) == pytest.approx(np.mean(hi_d - lo_d), rel=0.1)
+    assert I.m_out_of_n_fraction(1000, 2000, 1000) == pytest.approx(1000 ** (-1 / 3))
+    with pytest.raises(ValueError):
+        I.m_out_of_n_fraction(10, 10, 10, gamma=1.0)
