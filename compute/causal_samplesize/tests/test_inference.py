@@ -125,8 +125,9 @@ def test_m_out_of_n_bootstrap_restores_coverage_at_four_way_tie() -> None:
 def test_m_out_of_n_matches_delta_width_for_a_smooth_endpoint() -> None:
     # one active term far from the others: the √m-rescaled subsample law is the delta-method normal
     rng = np.random.default_rng(8)
-    th = np.array([0.6, 0.35, 0.25, 0.25, 0.15, 0.35])
-    ep = B.endpoint("PNS", "lower")  # max{0, .25, .05, .2}: e1 − e0 = .25 leads the next term by ≈ 4.6 s.d.
+    th = np.array([0.8, 0.2, 0.3, 0.2, 0.2, 0.3])
+    ep = B.endpoint("PNS", "lower")  # max{0, .6, .3, .3}: e1 − e0 leads by 0.3 ≈ 8 s.d. even at m = n^(2/3)
+    np.testing.assert_allclose(ep.terms(th), [0.0, 0.6, 0.3, 0.3])
     n = 4000
     thh = S.sample_theta(th, n, n, n, 300, rng)
     lo, hi = I.m_out_of_n_bootstrap_ci(ep, thh, n, n, n, 0.05, rng, boots=400)
