@@ -1,0 +1,99 @@
+"""One dataclass per experiment, mirroring the declared parameters of apps/modular_control/experiments.py."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+FAMILY_SETS = {
+    "walker": ["walker"],
+    "hopper": ["hopper"],
+    "cheetah": ["cheetah"],
+    "humanoid": ["humanoid"],
+    "walker+hopper": ["walker", "hopper"],
+    "all": ["walker", "hopper", "cheetah", "humanoid"],
+}
+REVEAL = {"none": (), "damping": ("damping",), "all": ("damping", "friction", "armature")}
+ARCH_SETS = {
+    "paper four": ["mlp", "metamorph", "modumorph", "modrec"],
+    "modrec vs metamorph": ["metamorph", "modrec"],
+    "all five": ["mlp", "metamorph", "amorpheus", "modumorph", "modrec"],
+}
+
+
+class _FromParams:
+    @classmethod
+    def from_params(cls, params: dict[str, Any]):
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in params.items() if k in names})
+
+
+@dataclass(frozen=True)
+class TrainConfig(_FromParams):
+    """E1: multi-robot recurrent-PPO training of one architecture."""
+
+    families: str = "walker"
+    split_seed: int = 0
+    arch: str = "modrec"
+    order: str = "rnn_then_attn"  # modrec: GRU then attention (paper's method) or attention then GRU
+    reveal: str = "none"  # hidden-context fields moved into c⁺ (ablation)
+    steps: int = 60_000
+    n_slots: int = 8
+    bptt: int = 16
+    epochs: int = 2
+    episode_len: int = 500
+    kin_lo: float = 1.0  # training limb-length factor range (1 = no kinematic randomisation)
+    kin_hi: float = 1.0
+    recurrent: bool = True  # ablations (modrec)
+    attn: bool = True
+    use_ctx: bool = True
+    seed: int = 0
+
+    def key(self) -> str:
+        """Cache key of the checkpoint this configuration trains."""
+        d = asdict(self)
+        return f"{self.arch}-{self.families}-{hashlib.sha1(json.dumps(d, sort_keys=True).encode()).hexdigest()[:10]}"
+
+
+@dataclass(frozen=True)
+class ZeroShotConfig(_FromParams):
+    """E2: zero-shot evaluation of trained checkpoints on out-of-distribution robots."""
+
+    archs: str = "paper four"
+    families: str = "walker"
+    split_seed: int = 0
+    train_steps: int = 30_000
+    n_seeds: int = 1
+    axis: str = "all"  # dynamics | kinematics | topology | all
+    scale_grid: tuple[float, ...] = (0.4, 0.7, 1.0, 1.3, 1.6)
+    eval_len: int = 200
+    eval_reps: int = 1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ProbeConfig(_FromParams):
+    """E3: does the recurrent state encode the hidden damping?"""
+
+    families: str = "cheetah"
+    split_seed: int = 0
+    train_steps: int = 30_000
+    episodes: int = 48
+    horizon: int = 60
+    damping_lo: float = 0.25
+    damping_hi: float = 4.0
+    ridge: float = 1.0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class AblationConfig(_FromParams):
+    """E4: recurrence × attention × context, each on or off (2³ ModRec variants)."""
+
+    families: str = "walker"
+    split_seed: int = 0
+    train_steps: int = 30_000
+    eval_len: int = 200
+    seed: int = 0
