@@ -1,0 +1,244 @@
+"""Declarations for STEER (adaptive CoT/direct routing for driving, without difficulty labels) on the GRPO core."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from apps.grpo_core import params
+from apps.lab.declare import (
+    Bool,
+    Choice,
+    Experiment,
+    Figure,
+    Float,
+    Int,
+    Line,
+    Paper,
+    Scatter,
+    Str,
+    Table,
+)
+
+PAPER = Paper(
+    slug="steer",
+    title="STEER: adaptive reasoning routes for driving policies without difficulty labels",
+    abstract=(
+        "Vision-language-action driving models over-use chain-of-thought (CoT), which costs tokens and sometimes "
+        "planning quality. STEER learns, per scene, whether to reason or to answer directly, with RL and without "
+        "difficulty labels: (i) a routing-uncertainty-aware rollout forces both routes in proportion to the "
+        "router's own uncertainty, so route diversity matches model uncertainty; (ii) cross-route credit "
+        "assignment reinforces the better route with a differential metric of environment rewards. Here: a toy "
+        "non-reactive three-lane simulator with a NAVSIM-style score (PDMS, EPDMS-lite), scenes of hidden "
+        "difficulty tiers, a tiny transformer that emits <think> + reasoning + plan or <direct> + plan, SFT that "
+        "starts it over-reasoning, and STEER against always-/never-CoT, GRPO over both routes, GRPO with a length "
+        "penalty, an AdaThink-style reward and a label-supervised router."
+    ),
+    arxiv="",
+    authors=["paperlab reproduction of STEER (full text not found; design from the abstract)"],
+    tags=["reinforcement learning", "GRPO", "autonomous driving", "adaptive reasoning", "chain of thought"],
+    notes=(
+        "Faithful: the NAVSIM PDMS formula and EPDMS renormalisation; GRPO from the shared core. The algorithm is a "
+        "documented design read from the abstract: quota m = min(⌈βGu⌉, ⌊G/2⌋), n_c = clamp(round(G·p_c), m, G−m) "
+        "with u = h₂(p_c) from π_old; Δ = μ_cot − μ_dir − λ(c̄_cot − c̄_dir), route token ±clip(Δ/σ_Δ, 5), "
+        "within-route GRPO on the content. Design choices: the simulator, tiers, traces, tiny model size, λ per "
+        "token. See docs/papers/steer.md for measured numbers."
+    ),
+)
+
+METHODS = [
+    ("steer", "STEER"),
+    ("always_cot", "always-CoT"),
+    ("never_cot", "never-CoT"),
+    ("grpo", "GRPO over both routes (implicit)"),
+    ("length_penalty", "GRPO + length penalty"),
+    ("adathink", "AdaThink-style"),
+    ("label_router", "label-supervised router (uses tiers)"),
+]
+METHOD_IDS = {m for m, _ in METHODS}
+SIZES = [("micro", "micro (tests)"), ("tiny", "tiny, 0.15 M"), ("small", "small, 0.8 M"), ("medium", "medium, 2.7 M")]
+
+SMOKE = {
+    "size": "micro",
+    "sft_tokens": 3000,
+    "n_pool": 40,
+    "steps": 2,
+    "prompts_per_step": 2,
+    "group_size": 4,
+    "max_new": 48,
+    "eval_every": 1,
+    "n_eval": 8,
+    "n_eval_final": 9,
+}
+HEADLINE = {"size": "small", "sft_tokens": 5_000_000, "n_pool": 20_000, "steps": 300, "n_eval_final": 1000}
+
+
+def _checkpoint() -> list[Any]:
+    size, tokens = params.checkpoint(SIZES, 1_500_000)
+    return [
+        replace(size, default="tiny"),
+        tokens,
+        replace(params.sft_lr(), default=3e-3),
+        Float("p_cot", 0.8, min=0.5, max=1.0, label="CoT share of SFT traces", group="SFT checkpoint"),
+        Int("n_pool", 4000, min=20, max=100_000, log=True, label="SFT scenes", group="SFT checkpoint"),
+    ]
+
+
+def _routing() -> list[Any]:
+    return [
+        Float("lam", 2e-3, min=0.0, max=1e-2, label="λ (score per generated token)", group="Routing"),
+        Float("beta", 0.5, min=0.0, max=0.5, label="β (quota scale)", group="Routing"),
+        Choice(
+            "rollout",
+            "uncertainty",
+            choices=[("uncertainty", "uncertainty-aware"), ("on_policy", "on-policy"), ("fixed_half", "fixed G/2")],
+            label="rollout mode",
+            group="Routing",
+        ),
+        Int("m_min", 0, min=0, max=2, label="quota floor m_min", group="Routing"),
+        Bool("route_is", False, label="importance-weight forced route tokens", group="Routing"),
+        Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
+        Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
+    ]
+
+
+def _budget() -> list[Any]:
+    return [
+        *params.budget(lr=2e-4, steps=60),
+        Float("temperature", 1.0, min=0.3, max=1.5, label="rollout temperature", group="Budget"),
+        *params.evaluation(120, 300, "held-out scenes, final"),
+    ]
+
+
+def _check(p: dict[str, Any]) -> dict[str, str] | None:
+    errs = params.check_common(p)
+    if p.get("max_new", 64) < 48:
+        errs["max_new"] = "a CoT trace needs up to 48 tokens"
+    tiers = [t.strip() for t in p.get("oracle_tiers", "hard").split(",") if t.strip()]
+    if any(t not in ("easy", "medium", "hard") for t in tiers):
+        errs["oracle_tiers"] = "comma-separated tiers from easy, medium, hard"
+    if "methods" in p:
+        bad = [m for m in p["methods"].split(",") if m.strip() not in METHOD_IDS]
+        if bad or not p["methods"].strip():
+            errs["methods"] = f"comma-separated methods from {sorted(METHOD_IDS)}"
+    if "lams" in p:
+        try:
+            lams = [float(x) for x in p["lams"].split(",") if x.strip()]
+            if not lams or any(x < 0 or x > 1e-2 for x in lams):
+                raise ValueError
+        except ValueError:
+            errs["lams"] = "comma-separated λ values in [0, 0.01]"
+    return errs or None
+
+
+SFT_BUILD = Experiment(
+    slug="sft_build",
+    title="Over-reasoning SFT checkpoint and the pre-RL gate",
+    description=(
+        "Build (or reuse) the route-token policy every RL run starts from: 80 % CoT / 20 % direct traces of the "
+        "expert on random scenes (independent of the hidden tier), so the model starts over-reasoning. Then the "
+        "gate: forced-CoT minus forced-direct score per hidden tier on held-out scenes (greedy plans)."
+    ),
+    compute="compute.steer.run:sft_build",
+    params=[*_checkpoint(), *params.evaluation(120, 300, "held-out scenes (gate)")[2:]],
+    presets={
+        "smoke": {k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
+        "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
+    },
+    panels=[
+        Line("SFT loss", keys=["sft/train_loss", "sft/val_loss"], x_label="step", y_label="cross-entropy"),
+        Line("Throughput", keys=["sft/tokens_per_s"], x_label="step", y_label="tokens/s"),
+        Table("Gate: forced CoT vs forced direct per hidden tier", key="gate"),
+    ],
+    threads=2,
+    cost_seconds=300,
+    soft_time_limit=3600,
+    time_limit=3900,
+)
+
+ROUTE_RL = Experiment(
+    slug="route_rl",
+    title="E1 — route RL with live route ratio per hidden tier",
+    description=(
+        "One method from the cached SFT checkpoint. Live: the router's p_c (= expected CoT ratio) per hidden tier, "
+        "held-out greedy CoT ratio and score per tier, tokens per scene, the quota against uncertainty, the "
+        "fraction of two-route groups, σ_Δ and route entropy. At the end: per-tier table, route × tier confusion, "
+        "p_c against realised Δ coloured by tier, and the p_c histogram. The tiers are never shown to the model."
+    ),
+    compute="compute.steer.run:route_rl",
+    params=[Choice("method", "steer", choices=METHODS, group="Method"), *_routing(), *_checkpoint(), *_budget()],
+    presets={
+        "smoke": {**SMOKE, "method": "steer"},
+        "on-policy ablation": {"rollout": "on_policy"},
+        "always-CoT": {"method": "always_cot"},
+        "never-CoT": {"method": "never_cot"},
+        "GRPO over both routes": {"method": "grpo"},
+        "length penalty": {"method": "length_penalty"},
+        "AdaThink-style": {"method": "adathink"},
+        "label-supervised router": {"method": "label_router"},
+        "paper headline": {**HEADLINE, "method": "steer"},
+    },
+    panels=[
+        Line("Router p_c per hidden tier (live CoT ratio)", keys=["route/pc_*"], x_label="step"),
+        Line("Held-out greedy CoT ratio per tier", keys=["eval/cot_*"], x_label="step"),
+        Line("Held-out EPDMS-lite per tier", keys=["eval/epdms_*"], x_label="step"),
+        Line("Held-out PDMS per tier", keys=["eval/pdms_*"], x_label="step"),
+        Line("Training score per tier", keys=["train/score_*"], x_label="step"),
+        Line("Tokens per scene", keys=["tokens/per_scene", "eval/tokens_all"], x_label="step"),
+        Line("Rollout CoT share and two-route groups", keys=["route/two_route_groups", "route/cot_rollouts"]),
+        Line("Quota: uncertainty and m", keys=["quota/*"], x_label="step"),
+        Line("σ_Δ and mean Δ", keys=["delta/*"], x_label="step"),
+        Line("Route entropy (bits)", keys=["route/entropy_bits"], x_label="step"),
+        Line("Time per step", keys=["time/*"], x_label="step", y_label="s"),
+        Figure("p_c against realised Δ (two-route scenes)", key="pc_vs_delta"),
+        Figure("p_c histogram on held-out scenes", key="pc_hist"),
+        Table("Per hidden tier (SFT → RL)", key="per_tier"),
+        Table("Route × tier confusion (held-out, greedy)", key="confusion"),
+        Table("Summary", key="summary"),
+    ],
+    threads=2,
+    cost_seconds=180,
+    soft_time_limit=7200,
+    time_limit=7500,
+    check=_check,
+)
+
+PARETO = Experiment(
+    slug="pareto",
+    title="E2 — Pareto front: score against mean generated tokens",
+    description=(
+        "Methods × λ (plus always-/never-CoT) × seeds from one SFT checkpoint, run one after another; final "
+        "held-out EPDMS-lite against mean generated tokens with the non-dominated front drawn."
+    ),
+    compute="compute.steer.run:pareto",
+    params=[
+        Str("methods", "steer,length_penalty", max_length=120, label="methods (comma-separated)", group="Method"),
+        Str("lams", "0,0.002,0.008", max_length=120, label="λ values (comma-separated)", group="Method"),
+        Int("n_seeds", 1, min=1, max=5, label="seeds", group="Method"),
+        *[p for p in _routing() if p.name != "lam"],
+        *_checkpoint(),
+        *_budget(),
+    ],
+    presets={
+        "smoke": {**SMOKE, "methods": "steer", "lams": "0.002"},
+        "paper headline": {
+            **HEADLINE,
+            "methods": "steer,length_penalty,adathink",
+            "lams": "0,0.0005,0.001,0.002,0.004",
+            "n_seeds": 2,
+        },
+    },
+    panels=[
+        Figure("Score against mean generated tokens", key="pareto"),
+        Table("Runs", key="runs"),
+        Scatter("Training tokens per scene", keys=["cmp_tokens/*"], x_label="step"),
+        Line("Training score", keys=["cmp_score/*"], x_label="step"),
+    ],
+    threads=2,
+    cost_seconds=900,
+    soft_time_limit=14400,
+    time_limit=15000,
+    check=_check,
+)
+
+EXPERIMENTS = [SFT_BUILD, ROUTE_RL, PARETO]

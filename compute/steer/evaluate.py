@@ -1,0 +1,120 @@
+"""Router belief p_c and held-out evaluation per hidden tier (greedy route and plan, or a forced route)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from compute.core.lm.model import positions_from_valid
+from compute.core.lm.sampling import generate, left_pad
+from compute.steer.scenes import TIERS
+from compute.steer.traces import DIRECT, THINK
+
+
+@torch.no_grad()
+def route_probs(model: Any, prompts: list[list[int]], think_id: int, direct_id: int, temperature: float = 1.0):
+    """p_c = π(<think> | scene) / (π(<think>) + π(<direct>)) from the prefill's first-token distribution [N]."""
+    tok, mask = left_pad(prompts, 0, model.device)
+    was = model.training
+    model.eval()
+    z = model(tok, positions_from_valid(mask), mask)[:, -1].float() / (temperature if temperature > 0 else 1.0)
+    if was:
+        model.train()
+    lp = torch.log_softmax(z, -1)
+    return torch.sigmoid(lp[:, think_id] - lp[:, direct_id]).cpu().numpy()
+
+
+def h2(p: np.ndarray | float) -> np.ndarray:
+    """Binary entropy in bits, h₂(p) = −p log₂ p − (1−p) log₂(1−p) (0 at p ∈ {0, 1})."""
+    p = np.clip(np.asarray(p, dtype=float), 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(p > 0, -p * np.log2(np.where(p > 0, p, 1.0)), 0.0)
+        b = np.where(p < 1, -(1 - p) * np.log2(np.where(p < 1, 1 - p, 1.0)), 0.0)
+    return a + b
+
+
+@torch.no_grad()
+def rollout_eval(
+    model: Any,
+    task: Any,
+    problems: list[Any],
+    route: str | None = None,
+    max_new: int = 48,
+    temperature: float = 0.0,
+    seed: int = 0,
+    batch: int = 256,
+) -> list[dict[str, Any]]:
+    """One response per scene (greedy by default), the route forced when ``route`` is given; per-row records:
+    tier, route, tokens (generated, incl. route token and <eos>), pdms, epdms, parsed, p_c."""
+    tok = task.tokenizer
+    think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+    gen = torch.Generator(device=model.device).manual_seed(seed)
+    rows: list[dict[str, Any]] = []
+    for i in range(0, len(problems), batch):
+        chunk = problems[i : i + batch]
+        prompts = [task.prompt(p) for p in chunk]
+        pc = route_probs(model, prompts, think, direct)
+        fp = None if route is None else [[tok.stoi[route]]] * len(chunk)
+        g = generate(
+            model,
+            prompts,
+            temperature=temperature,
+            max_new=max_new,
+            eos_id=tok.eos_id,
+            pad_id=tok.pad_id,
+            force_prefix=fp,
+            generator=gen,
+        )
+        for j, p in enumerate(chunk):
+            ids = g.response[j][g.response_mask[j] > 0].tolist()
+            r, _, info = task.verify(p, tok.decode(ids))
+            rows.append(
+                {
+                    "tier": p.data["tier"],
+                    "route": info.get("route"),
+                    "tokens": len(ids),
+                    "pdms": info["pdms"],
+                    "epdms": info["epdms"],
+                    "reward": r,
+                    "parsed": info["parsed"],
+                    "p_c": float(pc[j]),
+                }
+            )
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
+    """Means overall and per tier: pdms, epdms, CoT ratio (greedy route), p_c, tokens, parse rate."""
+    out: dict[str, float] = {}
+    groups = {"all": rows, **{t: [r for r in rows if r["tier"] == t] for t in TIERS}}
+    for name, rs in groups.items():
+        if not rs:
+            continue
+        out[f"{prefix}pdms_{name}"] = float(np.mean([r["pdms"] for r in rs]))
+        out[f"{prefix}epdms_{name}"] = float(np.mean([r["epdms"] for r in rs]))
+        out[f"{prefix}cot_{name}"] = float(np.mean([r["route"] == THINK for r in rs]))
+        out[f"{prefix}pc_{name}"] = float(np.mean([r["p_c"] for r in rs]))
+        out[f"{prefix}tokens_{name}"] = float(np.mean([r["tokens"] for r in rs]))
+    out[f"{prefix}parsed"] = float(np.mean([r["parsed"] for r in rows])) if rows else 0.0
+    return out
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman rank correlation (average ranks for ties)."""
+
+    def ranks(a: np.ndarray) -> np.ndarray:
+        a = np.asarray(a, dtype=float)
+        order = np.argsort(a, kind="mergesort")
+        r = np.empty(len(a))
+        r[order] = np.arange(len(a), dtype=float)
+        for v in np.unique(a):
+            m = a == v
+            r[m] = r[m].mean()
+        return r
+
+    rx, ry = ranks(x), ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])

@@ -1,0 +1,265 @@
+"""STEER's two components and the baselines as one routing plug-in on the GRPO core (spec steer §2).
+
+**Router belief.** p_c = π_old(<think> | scene) / (π_old(<think>) + π_old(<direct>)) from the prefill's first-token
+distribution (the sampling weights, before the update); uncertainty u = h₂(p_c) ∈ [0, 1] bits.
+
+**(i) Uncertainty-aware rollout quota** (``quota``): for G rollouts, m = min(⌈β·G·u⌉, ⌊G/2⌋) (optionally ≥ m_min),
+n_c = clamp(round(G·p_c), m, G − m); n_c rollouts get <think> forced through ``force_prefix``, the rest <direct>.
+Ablations: ``on_policy`` (the route token is sampled) and ``fixed_half`` (n_c = G/2).
+
+**(ii) Differential metric and cross-route credit** (``steer_advantages``): per scene with both routes sampled,
+Δ = μ_cot − μ_dir − λ·(c̄_cot − c̄_dir) (mean score and mean generated tokens of each route); σ_Δ is a running
+RMS of Δ (EMA 0.99, initial 0.1, design: uncentred so a consistent sign is kept); the route token gets
+Â = +clip(Δ/σ_Δ, ±5) on CoT samples and −clip(Δ/σ_Δ, ±5) on direct samples (0 when one route only); content
+tokens get within-route GRPO advantages (r_i − μ_route)/(σ_route + 1e-6) (Bessel σ, as the core).  First-order
+effect on the route log-odds: Â·[n_c(1 − p_c) + n_d·p_c], whose sign is sign(Δ) for any quota
+(``route_logit_gradient``).  Option ``route_is``: the route term × clip(π_old(route)/q(route), 0.2, 5), q the
+quota share.
+
+**Baselines** (the same plug-in, ``method``):
+
+* ``always_cot`` / ``never_cot``: the route forced for all G rollouts; plain GRPO on the content, route token 0;
+* ``grpo``: implicit adaptation — the route is sampled, plain GRPO over both routes on the score;
+* ``length_penalty``: as ``grpo`` with r′ = r − λ·tokens;
+* ``adathink``: AdaThinkDrive-style approximation — G/2 forced per mode, ±``bonus`` to a sample whose mode's
+  group mean beats (trails) the other mode's, then plain GRPO over the group;
+* ``label_router``: the upper reference that reads the hidden tier — the route forced to the label (<think> on
+  ``oracle_tiers``), the route token pushed toward it with Â = +1, content by within-route GRPO.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from compute.core.rl.plugins import Plugin, RolloutSpec
+from compute.steer.evaluate import h2, route_probs
+from compute.steer.scenes import TIERS
+from compute.steer.traces import DIRECT, THINK
+
+METHODS = ("steer", "always_cot", "never_cot", "grpo", "length_penalty", "adathink", "label_router")
+ROLLOUT_MODES = ("uncertainty", "on_policy", "fixed_half")
+
+
+def quota(p_c: float, G: int, beta: float = 0.5, m_min: int = 0, mode: str = "uncertainty") -> tuple[int, int]:
+    """(m, n_c): the per-route minimum and the number of forced-CoT rollouts out of G."""
+    if mode == "fixed_half":
+        return G // 2, G // 2
+    u = float(h2(p_c))
+    m = min(math.ceil(beta * G * u - 1e-12), G // 2)
+    m = max(m, min(m_min, G // 2))
+    n_c = int(min(max(round(G * p_c), m), G - m))
+    return m, n_c
+
+
+def route_logit_gradient(adv_route: np.ndarray, is_cot: np.ndarray, p_c: float) -> float:
+    """d/dz Σ_i Â_i log π(route_i) for the route log-odds z (π(think) = σ(z)): Σ_cot Â(1 − p_c) − Σ_dir Â·p_c."""
+    adv_route, is_cot = np.asarray(adv_route, dtype=float), np.asarray(is_cot, dtype=bool)
+    return float(np.sum(adv_route[is_cot]) * (1 - p_c) - np.sum(adv_route[~is_cot]) * p_c)
+
+
+def within_route_advantages(rewards: np.ndarray) -> np.ndarray:
+    """GRPO inside one route group: (r − μ)/(σ + 1e-6), Bessel σ; a single sample gets 0."""
+    r = np.asarray(rewards, dtype=float)
+    if len(r) < 2:
+        return np.zeros_like(r)
+    return (r - r.mean()) / (r.std(ddof=1) + 1e-6)
+
+
+@dataclass
+class RouteCredit:
+    """Route-token advantages of one scene's rollouts (``steer_advantages`` per group)."""
+
+    route_adv: np.ndarray  # [n]
+    content_adv: np.ndarray  # [n]
+    delta: float | None  # None when only one route was sampled
+
+
+def steer_advantages(
+    rewards: np.ndarray, costs: np.ndarray, is_cot: np.ndarray, lam: float, sigma: float, clip: float = 5.0
+) -> RouteCredit:
+    """Cross-route credit for one scene given σ_Δ (see module docstring)."""
+    rewards, costs = np.asarray(rewards, dtype=float), np.asarray(costs, dtype=float)
+    is_cot = np.asarray(is_cot, dtype=bool)
+    content = np.zeros(len(rewards))
+    for sel in (is_cot, ~is_cot):
+        if sel.any():
+            content[sel] = within_route_advantages(rewards[sel])
+    if is_cot.all() or (~is_cot).all():
+        return RouteCredit(np.zeros(len(rewards)), content, None)
+    delta = rewards[is_cot].mean() - rewards[~is_cot].mean() - lam * (costs[is_cot].mean() - costs[~is_cot].mean())
+    a = float(np.clip(delta / max(sigma, 1e-12), -clip, clip))
+    return RouteCredit(np.where(is_cot, a, -a), content, float(delta))
+
+
+class RunningRMS:
+    """σ_Δ: sqrt of an EMA of Δ² (decay 0.99, initial value σ₀)."""
+
+    def __init__(self, init: float = 0.1, decay: float = 0.99) -> None:
+        self.ms = init * init
+        self.decay = decay
+
+    def update(self, x: float) -> None:
+        self.ms = self.decay * self.ms + (1 - self.decay) * x * x
+
+    @property
+    def value(self) -> float:
+        return math.sqrt(self.ms)
+
+
+class SteerPlugin(Plugin):
+    """Routing plug-in: ``method`` selects STEER or a baseline (module docstring)."""
+
+    name = "steer"
+    extra_tokens = (THINK, DIRECT)
+
+    def __init__(
+        self,
+        method: str = "steer",
+        lam: float = 2e-3,
+        beta: float = 0.5,
+        rollout: str = "uncertainty",
+        m_min: int = 0,
+        route_is: bool = False,
+        sigma0: float = 0.1,
+        sigma_decay: float = 0.99,
+        adv_clip: float = 5.0,
+        bonus: float = 0.1,
+        oracle_tiers: tuple[str, ...] = ("hard",),
+    ) -> None:
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}")
+        if rollout not in ROLLOUT_MODES:
+            raise ValueError(f"rollout must be one of {ROLLOUT_MODES}")
+        self.method, self.lam, self.beta, self.rollout, self.m_min = method, lam, beta, rollout, m_min
+        self.route_is, self.adv_clip, self.bonus, self.oracle_tiers = route_is, adv_clip, bonus, tuple(oracle_tiers)
+        self.sigma = RunningRMS(sigma0, sigma_decay)
+        self.step_stats: dict[str, float] = {}
+        self.scatter: list[tuple[float, float, str]] = []  # (p_c, Δ, tier) of two-route scenes, last steps
+
+    # ---------------------------------------------------------------- (i) rollouts
+    def plan_rollouts(self, specs: list[RolloutSpec], state: Any) -> list[RolloutSpec]:
+        if state.phase != 0:
+            return []
+        tok = state.task.tokenizer
+        think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+        pc = route_probs(state.model, [s.prompt for s in specs], think, direct, state.cfg.temperature)
+        out: list[RolloutSpec] = []
+        quotas = []
+        for s, p in zip(specs, pc, strict=True):
+            G = s.n
+            meta = {"p_c": float(p), "u": float(h2(p)), "tier": s.problem.data["tier"]}
+            if self.method in ("grpo", "length_penalty") or (self.method == "steer" and self.rollout == "on_policy"):
+                out.append(RolloutSpec(s.prompt, G, s.problem, s.group_key, s.role, None, {**meta, "q_c": p}))
+                continue
+            if self.method == "always_cot":
+                n_c = G
+            elif self.method == "never_cot":
+                n_c = 0
+            elif self.method == "adathink":
+                n_c = G // 2
+            elif self.method == "label_router":
+                n_c = G if s.problem.data["tier"] in self.oracle_tiers else 0
+            else:
+                m, n_c = quota(float(p), G, self.beta, self.m_min, self.rollout)
+                quotas.append((meta["u"], m, n_c / G))
+            q_c = n_c / G
+            for route, n in ((think, n_c), (direct, G - n_c)):
+                if n > 0:
+                    out.append(RolloutSpec(s.prompt, n, s.problem, s.group_key, s.role, [route], {**meta, "q_c": q_c}))
+        st = {"route/pc_mean": float(np.mean(pc)), "route/entropy_bits": float(np.mean(h2(pc)))}
+        tiers = [s.problem.data["tier"] for s in specs]
+        for t in TIERS:
+            sel = [p for p, tt in zip(pc, tiers, strict=True) if tt == t]
+            if sel:
+                st[f"route/pc_{t}"] = float(np.mean(sel))
+        if quotas:
+            q = np.array(quotas)
+            st.update({"quota/u": float(q[:, 0].mean()), "quota/m": float(q[:, 1].mean())})
+            st["quota/cot_share"] = float(q[:, 2].mean())
+            state.extra["quota_points"] = q
+        self.step_stats = st
+        return out
+
+    # ---------------------------------------------------------------- rewards
+    def assign_rewards(self, batch: Any, rewards: torch.Tensor, state: Any) -> torch.Tensor:
+        think = state.task.tokenizer.stoi[THINK]
+        is_cot = (batch.response[:, 0] == think).cpu().numpy()
+        cost = batch.lengths.float().cpu().numpy()
+        r = rewards.detach().cpu().numpy().astype(float)
+        state.extra["score"] = r.copy()
+        state.extra["cost"] = cost
+        state.extra["is_cot"] = is_cot
+        if self.method == "length_penalty":
+            r = r - self.lam * cost
+        elif self.method == "adathink":
+            groups = batch.groups.cpu().numpy()
+            for g in np.unique(groups):
+                sel = groups == g
+                c, d = sel & is_cot, sel & ~is_cot
+                if c.any() and d.any():
+                    diff = r[c].mean() - r[d].mean()
+                    b = self.bonus * np.sign(diff)
+                    r[c] += b
+                    r[d] -= b
+        return torch.as_tensor(r, dtype=rewards.dtype, device=rewards.device)
+
+    # ---------------------------------------------------------------- (ii) advantages
+    def advantages(self, batch: Any, adv: torch.Tensor, state: Any) -> torch.Tensor:
+        score, cost, is_cot = state.extra["score"], state.extra["cost"], state.extra["is_cot"]
+        groups = batch.groups.cpu().numpy()
+        mask = batch.response_mask
+        st = self.step_stats
+        two, deltas, scat = 0, [], []
+        if self.method in ("grpo", "length_penalty", "adathink"):
+            out = adv  # plain GRPO over the whole group (route token included)
+        else:
+            route_a = np.zeros(len(score))
+            content_a = np.zeros(len(score))
+            for g in np.unique(groups):
+                idx = np.flatnonzero(groups == g)
+                rc = steer_advantages(score[idx], cost[idx], is_cot[idx], self.lam, self.sigma.value, self.adv_clip)
+                content_a[idx] = rc.content_adv
+                if self.method in ("steer",) and rc.delta is not None:
+                    self.sigma.update(rc.delta)
+                    rc = steer_advantages(score[idx], cost[idx], is_cot[idx], self.lam, self.sigma.value, self.adv_clip)
+                    route_a[idx] = rc.route_adv
+                    two += 1
+                    deltas.append(rc.delta)
+                    meta = batch.specs[idx[0]].meta
+                    scat.append((meta["p_c"], rc.delta, meta["tier"]))
+                if self.method == "label_router":
+                    route_a[idx] = 1.0
+            if self.method == "steer" and self.route_is:
+                for i in range(len(score)):
+                    meta = batch.specs[i].meta
+                    p_route = meta["p_c"] if is_cot[i] else 1 - meta["p_c"]
+                    q_route = meta["q_c"] if is_cot[i] else 1 - meta["q_c"]
+                    route_a[i] *= float(np.clip(p_route / max(q_route, 1e-6), 0.2, 5.0))
+            out = torch.as_tensor(content_a, dtype=adv.dtype, device=adv.device)[:, None] * mask
+            out[:, 0] = torch.as_tensor(route_a, dtype=adv.dtype, device=adv.device) * mask[:, 0]
+        n_groups = len(np.unique(groups))
+        if self.method not in ("steer",):
+            two = sum(1 for g in np.unique(groups) if len(np.unique(is_cot[groups == g])) == 2)
+        st["route/two_route_groups"] = two / max(1, n_groups)
+        st["route/cot_rollouts"] = float(is_cot.mean())
+        if deltas:
+            st["delta/mean"] = float(np.mean(deltas))
+        st["delta/sigma"] = self.sigma.value
+        st["tokens/per_scene"] = float(cost.mean())
+        tiers = [s.meta["tier"] for s in batch.specs]
+        for t in TIERS:
+            sel = np.array([tt == t for tt in tiers])
+            if sel.any():
+                st[f"train/score_{t}"] = float(score[sel].mean())
+                st[f"train/cot_{t}"] = float(is_cot[sel].mean())
+        st["train/score"] = float(score.mean())
+        self.scatter = (self.scatter + scat)[-400:]
+        return out
+
+    def on_step_end(self, stats: dict[str, float], state: Any) -> dict[str, float] | None:
+        return dict(self.step_stats)

@@ -1,0 +1,118 @@
+"""Known answers for the rollout quota, the cross-route credit and the traces (spec steer §5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from compute.steer.evaluate import h2, spearman
+from compute.steer.plugin import (
+    RunningRMS,
+    quota,
+    route_logit_gradient,
+    steer_advantages,
+    within_route_advantages,
+)
+from compute.steer.scenes import TIERS, draw_scene
+from compute.steer.traces import DIRECT, THINK, make_tokenizer, parse_plan, response_text, scene_text
+
+
+# ------------------------------------------------------------------ (i) quota
+@pytest.mark.parametrize(("p_c", "expected"), [(0.5, (4, 4)), (0.9, (2, 6)), (0.99, (1, 7)), (0.1, (2, 2))])
+def test_quota_known_values(p_c: float, expected: tuple[int, int]) -> None:
+    assert quota(p_c, 8, 0.5) == expected
+
+
+def test_quota_invariants() -> None:
+    assert h2(0.9) == pytest.approx(0.469, abs=1e-3) and h2(0.99) == pytest.approx(0.0808, abs=1e-3)
+    assert quota(1.0, 8, 0.5) == (0, 8) and quota(0.0, 8, 0.5) == (0, 0)  # u = 0 → m = 0
+    for G in (4, 8, 16):
+        for p in np.linspace(0, 1, 41):
+            for beta in (0.0, 0.25, 0.5):
+                m, n_c = quota(float(p), G, beta)
+                assert 0 <= m <= G // 2 and m <= n_c <= G - m
+    assert quota(1.0, 8, 0.5, m_min=1) == (1, 7)  # optional floor
+    assert quota(0.97, 8, 0.5, mode="fixed_half") == (4, 4)
+
+
+# ------------------------------------------------------------------ (ii) cross-route credit
+def test_cross_route_credit_on_a_known_batch() -> None:
+    # 3 CoT samples (score .9, .8, .7; 30 tokens) and 5 direct (score .5, .4, .6, .5, .5; 10 tokens)
+    r = np.array([0.9, 0.8, 0.7, 0.5, 0.4, 0.6, 0.5, 0.5])
+    c = np.array([30, 30, 30, 10, 10, 10, 10, 10], dtype=float)
+    cot = np.array([1, 1, 1, 0, 0, 0, 0, 0], dtype=bool)
+    rc = steer_advantages(r, c, cot, lam=1e-3, sigma=0.1)
+    # Δ = 0.8 − 0.5 − 1e-3·20 = 0.28; Δ/σ = 2.8
+    assert rc.delta == pytest.approx(0.28)
+    assert np.allclose(rc.route_adv, [2.8, 2.8, 2.8, -2.8, -2.8, -2.8, -2.8, -2.8])
+    assert np.allclose(rc.content_adv[:3], [1.0, 0.0, -1.0], atol=1e-5)  # (r − .8)/.1
+    assert rc.content_adv[3:].sum() == pytest.approx(0.0, abs=1e-9)
+    # clip at ±5
+    assert np.allclose(steer_advantages(r, c, cot, 1e-3, 0.01).route_adv[:3], 5.0)
+    # a large λ flips the sign: CoT no longer pays for its 20 extra tokens
+    assert steer_advantages(r, c, cot, 0.02, 0.1).delta == pytest.approx(-0.1)
+
+
+def test_single_route_group_or_zero_delta_gives_zero_route_credit() -> None:
+    r = np.array([0.9, 0.1, 0.5, 0.5])
+    rc = steer_advantages(r, np.full(4, 9.0), np.ones(4, dtype=bool), 1e-3, 0.1)
+    assert rc.delta is None and np.all(rc.route_adv == 0)
+    rc = steer_advantages(np.array([0.6, 0.4, 0.5]), np.array([20.0, 20.0, 20.0]), np.array([1, 1, 0], bool), 0, 0.1)
+    assert rc.delta == pytest.approx(0.0, abs=1e-12) and np.allclose(rc.route_adv, 0.0)
+
+
+@pytest.mark.parametrize("p_c", [0.05, 0.5, 0.93])
+def test_route_logit_first_order_change_has_the_sign_of_delta(p_c: float) -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        G = 8
+        n_c = int(rng.integers(1, G))
+        cot = np.arange(G) < n_c
+        r = rng.random(G)
+        rc = steer_advantages(r, np.where(cot, 30.0, 10.0), cot, 1e-3, 0.1)
+        a_hat = rc.route_adv[0]
+        # autograd on a route log-odds z with σ(z) = p_c: d/dz Σ Â_i log π(route_i)
+        z = torch.tensor(float(np.log(p_c / (1 - p_c))), requires_grad=True)
+        lp = torch.stack([torch.nn.functional.logsigmoid(z), torch.nn.functional.logsigmoid(-z)])
+        obj = sum(float(rc.route_adv[i]) * lp[0 if cot[i] else 1] for i in range(G))
+        obj.backward()
+        expected = a_hat * (n_c * (1 - p_c) + (G - n_c) * p_c)
+        assert float(z.grad) == pytest.approx(expected, rel=1e-5)
+        assert route_logit_gradient(rc.route_adv, cot, p_c) == pytest.approx(expected, rel=1e-9)
+        assert np.sign(float(z.grad)) == np.sign(rc.delta)
+
+
+def test_within_route_advantages_zero_mean_and_running_rms() -> None:
+    a = within_route_advantages(np.array([1.0, 0.0, 0.0, 0.0]))
+    assert np.allclose(a, [1.5, -0.5, -0.5, -0.5], atol=1e-5)  # the core's GRPO (Bessel σ = 0.5)
+    assert within_route_advantages(np.array([0.3])).tolist() == [0.0]
+    rms = RunningRMS(0.1, 0.99)
+    rms.update(1.0)
+    assert rms.value == pytest.approx(np.sqrt(0.99 * 0.01 + 0.01))
+
+
+# ------------------------------------------------------------------ traces
+def test_prompts_have_no_tier_and_routes_share_the_parser() -> None:
+    tok = make_tokenizer()
+    rng = np.random.default_rng(1)
+    for tier in TIERS:
+        s, a = draw_scene(rng, tier)
+        text = scene_text(s)
+        assert not any(t in text.split() for t in TIERS)
+        assert tok.decode(tok.encode(text)) == text  # exact round trip
+        plan = a.expert.actions()
+        for route in (THINK, DIRECT):
+            resp = response_text(s, a.expert, route)
+            assert parse_plan(resp) == (route, plan)
+            assert tok.decode(tok.encode(resp)) == resp
+        assert len(response_text(s, a.expert, THINK).split()) > len(response_text(s, a.expert, DIRECT).split()) + 10
+    assert parse_plan(f"{DIRECT} As As") == (DIRECT, None)
+    assert parse_plan(f"{THINK} L0 free As As As As As As As As") == (THINK, None)  # no '|'
+    assert parse_plan("As As As As As As As As") == (None, None)
+    assert parse_plan("") == (None, None)
+
+
+def test_spearman() -> None:
+    assert spearman(np.array([0, 1, 2]), np.array([0.1, 0.5, 0.9])) == pytest.approx(1.0)
+    assert spearman(np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 0.0, 0.0])) == pytest.approx(-1.0)
