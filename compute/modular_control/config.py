@@ -70,6 +70,7 @@ class ZeroShotConfig(_FromParams):
     scale_grid: tuple[float, ...] = (0.4, 0.7, 1.0, 1.3, 1.6)
     eval_len: int = 200
     eval_reps: int = 1
+    n_slots: int = 8  # env slots of the training runs it needs
     seed: int = 0
 
 
@@ -82,9 +83,9 @@ class ProbeConfig(_FromParams):
     train_steps: int = 30_000
     episodes: int = 48
     horizon: int = 60
-    damping_lo: float = 0.25
-    damping_hi: float = 4.0
+    damping_range: tuple[float, float] = (0.25, 4.0)  # per-limb damping factor, log-uniform
     ridge: float = 1.0
+    n_slots: int = 8
     seed: int = 0
 
 
@@ -96,4 +97,6 @@ class AblationConfig(_FromParams):
     split_seed: int = 0
     train_steps: int = 30_000
     eval_len: int = 200
+    subset: str = "all"  # "all" (2³ configurations) or "recurrence" (ModRec with/without its GRU)
+    n_slots: int = 8
     seed: int = 0

@@ -285,7 +285,14 @@ def zero_shot(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     for a in archs:
         for s in seeds:
             span = (job / n_jobs * 0.9, (job + 0.7) / n_jobs * 0.9)
-            tcfg = TrainConfig(families=cfg.families, split_seed=cfg.split_seed, arch=a, steps=cfg.train_steps, seed=s)
+            tcfg = TrainConfig(
+                families=cfg.families,
+                split_seed=cfg.split_seed,
+                arch=a,
+                steps=cfg.train_steps,
+                seed=s,
+                n_slots=cfg.n_slots,
+            )
             policy = load_or_train(tcfg, reporter, span)
             if reporter.should_stop():
                 return {"cancelled": True}
@@ -349,7 +356,12 @@ def zero_shot(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     show = "modrec" if "modrec" in archs else archs[-1]
     target = test_names[:1] or train_names[:1]
     tcfg = TrainConfig(
-        families=cfg.families, split_seed=cfg.split_seed, arch=show, steps=cfg.train_steps, seed=seeds[0]
+        families=cfg.families,
+        split_seed=cfg.split_seed,
+        arch=show,
+        steps=cfg.train_steps,
+        seed=seeds[0],
+        n_slots=cfg.n_slots,
     )
     pol = load_or_train(tcfg, reporter, (0.9, 0.95))
     r, frames = evaluate(pol, target, DynamicsRange(ood=True), eval_len=cfg.eval_len, record=0)
@@ -366,7 +378,9 @@ def zero_shot(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
 @torch.no_grad()
 def rollout_features(policy: Policy, names: list[str], cfg: ProbeConfig, seed: int) -> tuple[np.ndarray, ...]:
     """Per-limb features (T, S, N, d), log damping factors (S, N), actuated-limb mask (S, N), alive (T, S)."""
-    dyn = DynamicsRange(lo=cfg.damping_lo, hi=cfg.damping_hi, fields=(True, False, False), log_uniform=True)
+    dyn = DynamicsRange(
+        lo=min(cfg.damping_range), hi=max(cfg.damping_range), fields=(True, False, False), log_uniform=True
+    )
     env = BatchEnv(names, cfg.episodes, seed=seed, dynamics=dyn, episode_len=cfg.horizon + 1)
     cur = env.reset()
     target = np.log(env.dyn_scales[:, :, 0]).copy()
@@ -405,7 +419,12 @@ def context_probe(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     rows = []
     for j, arch in enumerate(("modrec", "metamorph")):
         tcfg = TrainConfig(
-            families=cfg.families, split_seed=cfg.split_seed, arch=arch, steps=cfg.train_steps, seed=cfg.seed
+            families=cfg.families,
+            split_seed=cfg.split_seed,
+            arch=arch,
+            steps=cfg.train_steps,
+            seed=cfg.seed,
+            n_slots=cfg.n_slots,
         )
         policy = load_or_train(tcfg, reporter, (0.45 * j, 0.45 * j + 0.35))
         if reporter.should_stop():
@@ -436,6 +455,8 @@ def ablation(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     cfg = AblationConfig.from_params(params)
     train_names, test_names = split_names(FAMILY_SETS[cfg.families], cfg.split_seed)
     combos = [(r, a, c) for r in (True, False) for a in (True, False) for c in (True, False)]
+    if cfg.subset == "recurrence":
+        combos = [(True, True, True), (False, True, True)]
     rows, out = [], {}
     rand_id = evaluate(None, train_names, DynamicsRange(), eval_len=cfg.eval_len, seed=999)[0].mean()
     for i, (r, a, c) in enumerate(combos):
@@ -448,8 +469,10 @@ def ablation(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             recurrent=r,
             attn=a,
             use_ctx=c,
+            n_slots=cfg.n_slots,
         )
-        policy = load_or_train(tcfg, reporter, (i / 8, (i + 0.8) / 8))
+        k = len(combos)
+        policy = load_or_train(tcfg, reporter, (i / k, (i + 0.8) / k))
         if reporter.should_stop():
             return {"cancelled": True}
         name = f"rnn {'on' if r else 'off'} / attn {'on' if a else 'off'} / ctx {'on' if c else 'off'}"
