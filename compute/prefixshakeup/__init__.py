@@ -1,0 +1,1 @@
+"""PrefixShakeup: proactive prompt-prefix re-forming for offline LLM tagging (design reconstruction)."""
