@@ -86,7 +86,7 @@ def _checkpoint() -> list[Any]:
 
 def _routing() -> list[Any]:
     return [
-        Float("lam", 2e-3, min=0.0, max=1e-2, label="λ (score per generated token)", group="Routing"),
+        Float("lam", 1e-3, min=0.0, max=1e-2, label="λ (score per generated token)", group="Routing"),
         Float("beta", 0.5, min=0.0, max=0.5, label="β (quota scale)", group="Routing"),
         Choice(
             "rollout",

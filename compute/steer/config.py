@@ -33,7 +33,7 @@ class SteerConfig(CheckpointFields):
     max_new: int = 64
     # method
     method: str = "steer"
-    lam: float = 2e-3  # cost per generated token in Δ (and the length penalty)
+    lam: float = 1e-3  # cost per generated token in Δ (and the length penalty)
     beta: float = 0.5
     rollout: str = "uncertainty"
     m_min: int = 0

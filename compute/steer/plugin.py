@@ -120,7 +120,7 @@ class SteerPlugin(Plugin):
     def __init__(
         self,
         method: str = "steer",
-        lam: float = 2e-3,
+        lam: float = 1e-3,
         beta: float = 0.5,
         rollout: str = "uncertainty",
         m_min: int = 0,

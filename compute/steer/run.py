@@ -140,7 +140,7 @@ def train_one(
     s["spearman_tier_cot"] = spearman(tier_idx, np.array([r["p_c"] for r in rows]))
     s["seconds_per_step"] = seconds / max(1, len(history))
     s["steps"] = len(history)
-    return {"summary": s, "rows": rows, "history": history, "plugin": plugin}
+    return {"summary": s, "rows": rows, "history": history, "plugin": plugin, "model": model}
 
 
 def _scatter_fig(points: list[tuple[float, float, str]]) -> dict[str, Any]:

@@ -116,3 +116,60 @@ def test_prompts_have_no_tier_and_routes_share_the_parser() -> None:
 def test_spearman() -> None:
     assert spearman(np.array([0, 1, 2]), np.array([0.1, 0.5, 0.9])) == pytest.approx(1.0)
     assert spearman(np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 0.0, 0.0])) == pytest.approx(-1.0)
+
+
+def test_advantages_hook_on_a_known_batch() -> None:
+    """Route credit lands on the route token (position 0), within-route GRPO on the content, zeros on padding;
+    a single-route group gets no route credit; length-penalty rewards subtract λ·tokens."""
+    from types import SimpleNamespace
+
+    from compute.core.rl.plugins import RolloutSpec
+    from compute.core.rl.trainer import RolloutBatch
+    from compute.steer.plugin import SteerPlugin
+
+    tok = make_tokenizer()
+    th, di = tok.stoi[THINK], tok.stoi[DIRECT]
+    lengths = [6, 6, 3, 3, 6, 6]  # CoT rows longer than direct rows
+    first = [th, th, di, di, th, th]
+    R = 6
+    resp = torch.zeros(6, R, dtype=torch.long)
+    mask = torch.zeros(6, R)
+    for i, (n, f) in enumerate(zip(lengths, first, strict=True)):
+        resp[i, :n] = 5
+        resp[i, 0] = f
+        mask[i, :n] = 1
+    prob = SimpleNamespace(data={"tier": "hard"})
+    specs = [RolloutSpec([1], 1, prob, 0, meta={"p_c": 0.6, "q_c": 0.5, "tier": "hard"}) for _ in range(6)]
+    batch = RolloutBatch(
+        prompt=torch.ones(6, 1, dtype=torch.long),
+        prompt_mask=torch.ones(6, 1),
+        response=resp,
+        response_mask=mask,
+        sample_logp=torch.zeros(6, R),
+        sample_entropy=torch.zeros(6, R),
+        groups=torch.tensor([0, 0, 0, 0, 1, 1]),
+        roles=["solve"] * 6,
+        problems=[prob] * 6,
+        specs=specs,
+        texts=[""] * 6,
+        phase=torch.zeros(6, dtype=torch.long),
+    )
+    state = SimpleNamespace(task=SimpleNamespace(tokenizer=tok), extra={})
+    rewards = torch.tensor([1.0, 0.8, 0.5, 0.3, 0.9, 0.7])
+    plug = SteerPlugin("steer", lam=0.01, sigma0=0.1, sigma_decay=0.0)  # decay 0: σ_Δ = |Δ| of this batch
+    r = plug.assign_rewards(batch, rewards, state)
+    assert torch.allclose(r, rewards)
+    adv = plug.advantages(batch, torch.zeros(6, R), state)
+    # group 0: Δ = 0.9 − 0.4 − 0.01·(6 − 3) = 0.47 → Δ/σ = 1 (σ = |Δ|)
+    assert plug.step_stats["delta/mean"] == pytest.approx(0.47)
+    assert torch.allclose(adv[:4, 0], torch.tensor([1.0, 1.0, -1.0, -1.0]))
+    c = 0.1 / (np.sqrt(0.02) + 1e-6)  # (r − μ)/(σ + 1e-6), Bessel σ of two values 0.2 apart = √0.02
+    assert torch.allclose(adv[0, 1:6], torch.full((5,), c, dtype=torch.float32), atol=1e-5)
+    assert torch.allclose(adv[2, 1:3], torch.full((2,), c, dtype=torch.float32), atol=1e-5)
+    assert float(adv[2, 3:].abs().sum()) == 0.0  # padding
+    # group 1: CoT only → no route credit, content still within-route
+    assert torch.all(adv[4:, 0] == 0) and float(adv[4, 1]) == pytest.approx(c, abs=1e-5)
+    assert plug.step_stats["route/two_route_groups"] == pytest.approx(0.5)
+    lp = SteerPlugin("length_penalty", lam=0.01)
+    r2 = lp.assign_rewards(batch, rewards, state)
+    assert torch.allclose(r2, rewards - 0.01 * torch.tensor(lengths, dtype=torch.float32))
