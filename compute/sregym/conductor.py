@@ -204,7 +204,7 @@ async def run_incident(
         for name in SERVICES:
             await env.sup.restore(name)
         await env.sup.wait_ready(10.0)
-        ok, why = await healthy_now(env)
+        ok, why = await healthy_now(env, tm.probe_s)
         result["recovered"] = {"success": ok, "reason": why}
         result["events"] = list(env.sup.events)
     finally:

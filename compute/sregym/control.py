@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -133,6 +135,9 @@ class Supervisor:
             line = await asyncio.wait_for(proc.stdout.readline(), SPAWN_TIMEOUT_S)
         except TimeoutError:
             line = b""
+        except asyncio.CancelledError:
+            await self._kill(proc)
+            raise
         if not line.startswith(b"PORT"):
             await self._kill(proc)
             return None
@@ -286,6 +291,21 @@ class Supervisor:
             st.replicas.clear()
         if self.mesh:
             await self._kill(self.mesh)
+        for pid in self.pids:  # anything else this supervisor started and that is still its child
+            if _is_child(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                except (ProcessLookupError, ChildProcessError):
+                    pass
+
+
+def _is_child(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, ValueError, IndexError):
+        return False
 
 
 def _rss(pid: int) -> float:

@@ -10,7 +10,6 @@ import json
 import re
 import shlex
 import statistics
-from pathlib import Path
 from typing import Any
 
 from compute.sregym.app.httpio import HttpError, request
@@ -185,16 +184,14 @@ class AgentTools:
             except HttpError as exc:
                 return f"curl: {exc}"
         files = [a for a in argv[1:] if not a.startswith("-")]
-        paths = [(logs / Path(f).name) if not Path(f).is_absolute() else Path(f).resolve() for f in files]
+        paths = [(logs / f).resolve() for f in files]
         if argv[0] == "ls":
             return "\n".join(sorted(p.name for p in logs.iterdir()))
         if any(p.parent != logs for p in paths[(1 if argv[0] == "grep" else 0) :]):
             return "refused: only files under logs/ are readable"
         if argv[0] == "grep" and len(files) >= 2:
             pat = re.compile(files[0])
-            return "\n".join(
-                line for line in (logs / Path(files[1]).name).read_text().splitlines() if pat.search(line)
-            )[-4000:]
+            return "\n".join(line for line in paths[1].read_text().splitlines() if pat.search(line))[-4000:]
         if argv[0] in {"cat", "tail"} and paths and paths[-1].exists():
             lines = paths[-1].read_text().splitlines()
             return "\n".join(lines[-20:] if argv[0] == "tail" else lines)[-4000:]

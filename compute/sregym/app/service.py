@@ -89,6 +89,7 @@ class Service:
         except OSError:
             pass
         lines.append(f"svc_rss_bytes{{{lab}}} {rss}")
+        lines.append(f"svc_kv_keys{{{lab}}} {len(self.kv)}")
         lines.append(f'svc_info{{{lab},version="{self.cfg.get("version", 1)}"}} 1')
         return "\n".join(lines) + "\n"
 
