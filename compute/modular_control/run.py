@@ -6,6 +6,8 @@ configuration; E2–E4 train the ones they need on first use (visible as progres
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -178,6 +180,29 @@ def evaluate(
     return ret.reshape(reps, len(names)).mean(0), frames
 
 
+def cached_evaluate(
+    reporter: Reporter,
+    tcfg: TrainConfig,
+    policy: Policy,
+    names: list[str],
+    dynamics: DynamicsRange,
+    kinematics: KinematicsRange,
+    eval_len: int,
+    reps: int,
+    seed: int,
+) -> np.ndarray:
+    """``evaluate`` with its per-robot returns cached next to the checkpoint (key: checkpoint + condition)."""
+    desc = json.dumps([tcfg.key(), names, asdict(dynamics), asdict(kinematics), eval_len, reps, seed], sort_keys=True)
+    path = ckpt_path(reporter, tcfg).with_suffix("") / f"eval-{hashlib.sha1(desc.encode()).hexdigest()[:12]}.json"
+    if path.exists():
+        return np.asarray(json.loads(path.read_text())["returns"])
+    ret = evaluate(policy, names, dynamics, kinematics, eval_len, reps, seed)[0]
+    if not reporter.should_stop():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"condition": json.loads(desc), "returns": ret.tolist()}))
+    return ret
+
+
 def stick_figure(frames: list[dict[str, list]], title: str) -> dict[str, Any]:
     """Plotly animation of a robot's limbs (x–z plane) from ``BatchEnv.frame`` snapshots."""
 
@@ -298,7 +323,7 @@ def zero_shot(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 return {"cancelled": True}
             reporter.progress((job + 0.7) / n_jobs * 0.9, f"evaluating {ARCH_LABEL[a]} seed {s}")
             raw[a][s] = {
-                c: evaluate(policy, r, dyn, kin, cfg.eval_len, cfg.eval_reps, seed=1000 + s)[0]
+                c: cached_evaluate(reporter, tcfg, policy, r, dyn, kin, cfg.eval_len, cfg.eval_reps, 1000 + s)
                 for c, (r, dyn, kin) in conds.items()
             }
             job += 1
