@@ -20,8 +20,24 @@ from compute.core.reporter import ConsoleReporter
 from compute.sregym import jobs
 
 
+def run_job(job: str, params: dict, out: Path) -> dict:
+    """Run another experiment body (metastability, noise_robustness, incident) and save its tables as JSON."""
+    out.mkdir(parents=True, exist_ok=True)
+    rep = ConsoleReporter(sys.stderr)
+    t0 = time.time()
+    summary = asyncio.run(getattr(jobs, job)(params, rep))
+    summary["wall_s"] = round(time.time() - t0, 1)
+    for key, table in rep.tables.items():
+        (out / f"{key}.json").write_text(json.dumps(table["rows"], indent=1, default=str))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    print(json.dumps(summary, indent=1, default=str))
+    return summary
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--job", default="sweep", help="sweep | metastability | noise_robustness | incident")
+    ap.add_argument("--params", default="{}", help="JSON parameters for --job other than sweep")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--agents", default="scripted")
     ap.add_argument("--problems", default="suite")
@@ -29,6 +45,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--llm-base-url", default="")
     ap.add_argument("--out", default="sregym-bench")
     a = ap.parse_args(argv)
+    if a.job != "sweep":
+        return run_job(a.job, json.loads(a.params), Path(a.out))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rep = ConsoleReporter(sys.stderr)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from compute.sregym.app.httpio import HttpError
 from compute.sregym.app.topology import MIX, SERVICES, make_configs
 from compute.sregym.control import Supervisor
 from compute.sregym.load import LoadGen
@@ -199,12 +200,15 @@ async def run_incident(
         result["noise_events"] = noise_gen.log
         result["agent_notes"] = getattr(agent, "notes", {})
         # recover and reconcile to the baseline
-        if fault is not None:
-            await fault.recover(env)
-        for name in SERVICES:
-            await env.sup.restore(name)
-        await env.sup.wait_ready(10.0)
-        ok, why = await healthy_now(env, tm.probe_s)
+        try:
+            if fault is not None:
+                await fault.recover(env)
+            for name in SERVICES:
+                await env.sup.restore(name)
+            await env.sup.wait_ready(10.0)
+            ok, why = await healthy_now(env, tm.probe_s)
+        except (HttpError, RuntimeError, OSError) as exc:
+            ok, why = False, f"environment: recovery failed: {exc}"
         result["recovered"] = {"success": ok, "reason": why}
         result["events"] = list(env.sup.events)
     finally:

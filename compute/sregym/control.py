@@ -83,7 +83,15 @@ class Supervisor:
 
     # -- mesh -----------------------------------------------------------------------------------
     async def _mesh_admin(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        status, out = await request(self.admin_port, "POST", path, body, {"x-admin-token": self.token}, timeout=3.0)
+        for attempt in range(3):  # bounded retries: a starved mesh process can be slow to answer
+            try:
+                status, out = await request(
+                    self.admin_port, "POST", path, body, {"x-admin-token": self.token}, timeout=5.0
+                )
+                break
+            except HttpError:
+                if attempt == 2:
+                    raise
         if status != 200:
             raise RuntimeError(f"mesh admin {path}: {status} {out!r}")
         return json.loads(out)

@@ -12,12 +12,14 @@ from typing import Any
 
 from compute.core.reporter import Reporter
 from compute.sregym.agents import LLMAgent, ScriptedAgent
+from compute.sregym.app.httpio import HttpError
 from compute.sregym.app.topology import DEPS, SERVICES
 from compute.sregym.conductor import Timings, run_incident
 from compute.sregym.config import IncidentConfig, MetastableConfig, NoiseConfig, SweepConfig
 from compute.sregym.metastable import TriggerConfig, boundary_rate, classify, trigger_run
 from compute.sregym.problems import BY_ID, CATEGORIES, SUITE
 
+ENV_ERRORS = (HttpError, OSError, RuntimeError, TimeoutError)
 POS = {"gateway": (0, 2), "catalog": (1, 3), "recommender": (1, 2), "cart": (1, 1), "checkout": (2, 1),
        "payment": (3, 1), "datastore": (2, 3)}  # fmt: skip
 
@@ -194,10 +196,15 @@ async def sweep(params: dict[str, Any], rep: Reporter) -> dict[str, Any]:
     for i, (pid, ag, seed) in enumerate(runs):
         rep.progress(i / len(runs), f"{pid} × {ag} × seed {seed}")
         agent = make_agent(ag, cfg.llm_base_url, cfg.llm_model)
-        res = await run_incident(
-            BY_ID[pid], agent, cfg.noise, seed, cfg.max_steps, _timings(cfg), mitigation=cfg.mitigation
-        )
-        row = {"category": BY_ID[pid].category, "seed": seed, **_summary(res)}
+        try:
+            res = await run_incident(
+                BY_ID[pid], agent, cfg.noise, seed, cfg.max_steps, _timings(cfg), mitigation=cfg.mitigation
+            )
+            row = {"category": BY_ID[pid].category, "seed": seed, **_summary(res)}
+        except ENV_ERRORS as exc:  # an environment failure (e.g. a starved machine), not the agent's
+            rep.log(f"{pid} × {ag}: environment failure: {exc}", "warning")
+            row = {"category": BY_ID[pid].category, "seed": seed, "problem": pid, "agent": ag, "noise": cfg.noise,
+                   "environment_error": str(exc)[:200]}  # fmt: skip
         rows.append(row)
         rep.log(f"{pid} × {ag}: " + ", ".join(f"{k}={row.get(k)}" for k in ("detection", "localization", "mitigation")))
         rep.scalar(f"mitigation/{ag}", i, float(bool(row.get("mitigation"))))
@@ -293,17 +300,23 @@ async def noise_robustness(params: dict[str, Any], rep: Reporter) -> dict[str, A
         fp, loc = [], []
         for s in range(cfg.n_controls):
             rep.progress(done / n, f"noise {level}: control {s}")
-            res = await run_incident(
-                BY_ID["no_fault"], ScriptedAgent(), level, cfg.seed + 100 + s, timings=tm, mitigation=False
-            )
-            fp.append(0.0 if res["detection"]["success"] else 1.0)
+            try:
+                res = await run_incident(
+                    BY_ID["no_fault"], ScriptedAgent(), level, cfg.seed + 100 + s, timings=tm, mitigation=False
+                )
+                fp.append(0.0 if res["detection"]["success"] else 1.0)
+            except ENV_ERRORS as exc:
+                rep.log(f"control {s} at noise {level}: environment failure: {exc}", "warning")
             done += 1
         for s in range(cfg.n_seeds):
             rep.progress(done / n, f"noise {level}: {cfg.problem} seed {s}")
-            res = await run_incident(
-                BY_ID[cfg.problem], ScriptedAgent(), level, cfg.seed + s, timings=tm, mitigation=False
-            )
-            loc.append(res["localization"]["detail"].get("score", 0.0))
+            try:
+                res = await run_incident(
+                    BY_ID[cfg.problem], ScriptedAgent(), level, cfg.seed + s, timings=tm, mitigation=False
+                )
+                loc.append(res["localization"]["detail"].get("score", 0.0))
+            except ENV_ERRORS as exc:
+                rep.log(f"{cfg.problem} seed {s} at noise {level}: environment failure: {exc}", "warning")
             done += 1
         row = {"noise": level, "controls": len(fp), "false-positive rate": statistics.fmean(fp) if fp else math.nan,
                "fault runs": len(loc), "localization accuracy": statistics.fmean(loc) if loc else math.nan}  # fmt: skip
