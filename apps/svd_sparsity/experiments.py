@@ -109,7 +109,7 @@ PREDICTOR = Experiment(
         Float("eps_rel", 1e-6, min=0.0, max=1e-2, label="ridge ε / (tr C / d)", group="Calibration"),
     ],
     presets={
-        "smoke": {"model": "micro", "ranks": [4, 8, 64], "n_cal": 4096, "n_heldout": 2048},
+        "smoke": {"model": "micro", "ranks": [4, 64], "n_cal": 2048, "n_heldout": 1024},
         "paper headline": {"ranks": [8, 16, 32, 64, 128, 256], "n_cal": 131072, "n_heldout": 32768},
     },
     panels=[
@@ -168,7 +168,7 @@ CALIBRATION = Experiment(
         Int("n_task", 100, min=0, max=1000, label="held-out arithmetic problems (0 = skip)"),
     ],
     presets={
-        "smoke": {"model": "micro", "target_recalls": [0.9, 0.99], "n_cal": 4096, "n_eval": 1024, "n_task": 8},
+        "smoke": {"model": "micro", "target_recalls": [0.99], "n_cal": 2048, "n_eval": 512, "n_task": 4},
         "paper headline": {"target_recalls": [0.99], "n_cal": 131072, "n_eval": 32768, "n_task": 200},
         "per-neuron weighted": {"granularity": "neuron", "recall_type": "weighted"},
     },
@@ -272,7 +272,7 @@ BASELINES = Experiment(
         Int("dejavu_steps", 300, min=10, max=5000, label="Deja Vu predictor training steps"),
     ],
     presets={
-        "smoke": {"model": "micro", "n_cal": 4096, "n_eval": 1024, "dejavu_steps": 20},
+        "smoke": {"model": "micro", "n_cal": 2048, "n_eval": 512, "dejavu_steps": 20},
         "paper headline": {"target_recalls": [0.95, 0.99, 0.999], "n_eval": 16384},
     },
     panels=[

@@ -17,11 +17,11 @@ MODELS: dict[str, BuildConfig] = {
         d_ff=256,
         context=64,
         vocab_size=512,
-        steps=40,
+        steps=30,
         batch_size=4,
         warmup_steps=5,
-        n_arith=200,
-        n_docs=120,
+        n_arith=100,
+        n_docs=80,
     ),
 }
 

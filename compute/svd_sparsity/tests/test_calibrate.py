@@ -64,7 +64,7 @@ def test_per_neuron_and_weighted_calibration() -> None:
 
 def test_calibrated_predictor_meets_target_recall_on_heldout_data() -> None:
     """Exchangeable calibration / held-out tokens: held-out recall ≥ ρ up to a 4σ binomial margin."""
-    cal, ho = _layer(20000, 1), _layer(20000, 2)
+    cal, ho = _layer(10000, 1), _layer(10000, 2)
     for rho in (0.95, 0.99):
         pred = fit_layer(cal, rho, rank=8)
         g = ho.gate()
@@ -77,7 +77,7 @@ def test_calibrated_predictor_meets_target_recall_on_heldout_data() -> None:
 
 def test_auto_rank_is_the_smallest_within_budget() -> None:
     """Brute force: the chosen rank is the first of {16, d} whose calibration density ≤ budget × natural."""
-    cal = _layer(6000, 1)
+    cal = _layer(3000, 1)
     natural = float((cal.gate() > 0).float().mean())
     dens = {r: fit_layer(cal, 0.999, rank=r).cal["density"] for r in (16, 24)}
     for budget in (1.0, 0.5 * (dens[16] + dens[24]) / natural, 10.0):
