@@ -216,7 +216,7 @@ async def sweep(params: dict[str, Any], rep: Reporter) -> dict[str, Any]:
                                         for c in CATEGORIES if any(r["category"] == c for r in rows)],
                                "layout": {"yaxis": {"title": {"text": "TTM (s)"}}}})  # fmt: skip
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w = csv.DictWriter(buf, fieldnames=list(dict.fromkeys(k for r in rows for k in r)))
     w.writeheader()
     w.writerows(rows)
     rep.artifact("verdicts.csv", buf.getvalue(), "text/csv")
