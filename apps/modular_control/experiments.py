@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.lab.declare import Bool, Choice, Experiment, Figure, FloatList, Int, Line, Paper, Table
+from apps.lab.declare import Bool, Choice, Experiment, Figure, Float, FloatList, Int, Line, Paper, Table
 
 PAPER = Paper(
     slug="modular_control",
@@ -212,14 +212,15 @@ PROBE = Experiment(
         Choice("families", "cheetah", choices=FAMILIES, help="cheetahs have the largest joint damping"),
         Int("split_seed", 0, min=0, max=99),
         Int("train_steps", 30_000, min=256, max=5_000_000, log=True, label="training steps per checkpoint"),
-        Int("episodes", 48, min=4, max=256, label="probe episodes"),
+        Int("episodes", 128, min=4, max=512, label="probe episodes (half fit, half scored)"),
         Int("horizon", 60, min=2, max=500, label="steps per episode"),
         FloatList("damping_range", [0.25, 4.0], min=0.05, max=20.0, min_len=2, max_len=2, label="damping factor range"),
+        Float("ridge", 10.0, min=1e-4, max=1e4, log=True, label="ridge penalty α"),
         Int("n_slots", 8, min=1, max=32, label="env slots of the training runs"),
     ],
     presets={
         "smoke": {"families": "hopper", "train_steps": 256, "n_slots": 2, "episodes": 6, "horizon": 4},
-        "paper headline": {"families": "cheetah", "train_steps": 1_000_000, "episodes": 128, "horizon": 100},
+        "paper headline": {"families": "cheetah", "train_steps": 1_000_000, "episodes": 256, "horizon": 100},
     },
     panels=[
         Line(

@@ -81,10 +81,10 @@ class ProbeConfig(_FromParams):
     families: str = "cheetah"
     split_seed: int = 0
     train_steps: int = 30_000
-    episodes: int = 48
+    episodes: int = 128
     horizon: int = 60
     damping_range: tuple[float, float] = (0.25, 4.0)  # per-limb damping factor, log-uniform
-    ridge: float = 1.0
+    ridge: float = 10.0
     n_slots: int = 8
     seed: int = 0
 
