@@ -70,7 +70,15 @@ SMOKE = {
     "n_eval": 8,
     "n_eval_final": 9,
 }
-HEADLINE = {"size": "small", "sft_tokens": 5_000_000, "n_pool": 20_000, "steps": 300, "n_eval_final": 1000}
+# the spec's headline: medium (2.7 M), 300 steps, λ = 1e-3 (a GPU-sized run; SFT ≈ 5 M tokens)
+HEADLINE = {
+    "size": "medium",
+    "sft_tokens": 5_000_000,
+    "n_pool": 20_000,
+    "steps": 300,
+    "lam": 1e-3,
+    "n_eval_final": 1000,
+}
 
 
 def _checkpoint() -> list[Any]:
@@ -97,6 +105,15 @@ def _routing() -> list[Any]:
         ),
         Int("m_min", 0, min=0, max=2, label="quota floor m_min", group="Routing"),
         Bool("route_is", False, label="importance-weight forced route tokens", group="Routing"),
+        Float(
+            "route_weight",
+            1.0,
+            min=1.0,
+            max=50.0,
+            label="route-token loss weight ω",
+            help="same for every method; 1 = plain token-mean",
+            group="Routing",
+        ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
         Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
     ]
@@ -213,16 +230,16 @@ PARETO = Experiment(
     compute="compute.steer.run:pareto",
     params=[
         Str("methods", "steer,length_penalty", max_length=120, label="methods (comma-separated)", group="Method"),
-        Str("lams", "0,0.002,0.008", max_length=120, label="λ values (comma-separated)", group="Method"),
+        Str("lams", "0.001,0.004", max_length=120, label="λ values (comma-separated)", group="Method"),
         Int("n_seeds", 1, min=1, max=5, label="seeds", group="Method"),
         *[p for p in _routing() if p.name != "lam"],
         *_checkpoint(),
-        *_budget(),
+        *[replace(p, default=20) if p.name == "steps" else p for p in _budget()],
     ],
     presets={
         "smoke": {**SMOKE, "methods": "steer", "lams": "0.002"},
         "paper headline": {
-            **HEADLINE,
+            **{k: v for k, v in HEADLINE.items() if k != "lam"},
             "methods": "steer,length_penalty,adathink",
             "lams": "0,0.0005,0.001,0.002,0.004",
             "n_seeds": 2,

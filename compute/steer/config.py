@@ -40,6 +40,7 @@ class SteerConfig(CheckpointFields):
     route_is: bool = False
     metric: str = "epdms"  # reward: EPDMS-lite or PDMS
     oracle_tiers: str = "hard"  # tiers the label-supervised router sends to <think>
+    route_weight: float = 1.0  # ω on the route token (every method alike)
     # RL
     steps: int = 60
     prompts_per_step: int = 16
@@ -52,7 +53,7 @@ class SteerConfig(CheckpointFields):
     n_eval_final: int = 300
     # pareto / bench
     methods: str = "steer,length_penalty"
-    lams: str = "0,0.002,0.008"
+    lams: str = "0.001,0.004"
     n_seeds: int = 1
 
     def sft_config(self) -> SteerSFTConfig:
@@ -86,4 +87,5 @@ class SteerConfig(CheckpointFields):
             m_min=self.m_min,
             route_is=self.route_is,
             oracle_tiers=tuple(t.strip() for t in self.oracle_tiers.split(",") if t.strip()),
+            route_weight=self.route_weight,
         )

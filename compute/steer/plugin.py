@@ -25,6 +25,10 @@ quota share.
   group mean beats (trails) the other mode's, then plain GRPO over the group;
 * ``label_router``: the upper reference that reads the hidden tier — the route forced to the label (<think> on
   ``oracle_tiers``), the route token pushed toward it with Â = +1, content by within-route GRPO.
+
+``route_weight`` (design, default 1 = neutral, same for every method): ω on the route token in the token-mean
+loss.  Under token-mean aggregation the one route token of a ~20-token response gets 1/Σmask of the loss like any
+content token; ω > 1 speeds up route learning without changing its direction.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from compute.core.rl.plugins import Plugin, RolloutSpec
+from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
 from compute.steer.evaluate import h2, route_probs
 from compute.steer.scenes import TIERS
 from compute.steer.traces import DIRECT, THINK
@@ -130,6 +134,7 @@ class SteerPlugin(Plugin):
         adv_clip: float = 5.0,
         bonus: float = 0.1,
         oracle_tiers: tuple[str, ...] = ("hard",),
+        route_weight: float = 1.0,
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
@@ -137,6 +142,7 @@ class SteerPlugin(Plugin):
             raise ValueError(f"rollout must be one of {ROLLOUT_MODES}")
         self.method, self.lam, self.beta, self.rollout, self.m_min = method, lam, beta, rollout, m_min
         self.route_is, self.adv_clip, self.bonus, self.oracle_tiers = route_is, adv_clip, bonus, tuple(oracle_tiers)
+        self.route_weight = route_weight  # ω on the route token (position 0) in the token-mean loss; 1 = neutral
         self.sigma = RunningRMS(sigma0, sigma_decay)
         self.step_stats: dict[str, float] = {}
         self.scatter: list[tuple[float, float, str]] = []  # (p_c, Δ, tier) of two-route scenes, last steps
@@ -260,6 +266,13 @@ class SteerPlugin(Plugin):
         st["train/score"] = float(score.mean())
         self.scatter = (self.scatter + scat)[-400:]
         return out
+
+    def token_weights(self, ctx: LossContext) -> TokenWeights | None:
+        if self.route_weight == 1.0:
+            return None
+        w = torch.ones_like(ctx.mask)
+        w[:, 0] = self.route_weight
+        return TokenWeights(weight=w)
 
     def on_step_end(self, stats: dict[str, float], state: Any) -> dict[str, float] | None:
         return dict(self.step_stats)
