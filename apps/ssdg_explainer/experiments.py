@@ -24,7 +24,8 @@ PAPER = Paper(
         "three SSDG modules — (a) class-conditioned generator + semantic loss ‖φ(Ĝ) − φ(G)‖², (b) topology-boundary "
         "network with a connectivity/entropy loss, (c) InfoNCE contrastive constraint — are design choices, each "
         "switchable.  Baselines: GNNExplainer, PGExplainer, MixupExplainer (re-implemented), gradient saliency, "
-        "random and degree floors.  Data: BA-2Motifs (edge-count shortcut removable) and SynMUTAG (NO₂ vs NH₂)."
+        "random and degree floors.  Data: BA-2Motifs (edge-count shortcut removable), SynMUTAG (nitro vs N–O–O chain) and the node tasks "
+        "BA-Shapes, Tree-Cycles, Tree-Grid (3-hop computation subgraphs)."
     ),
 )
 
@@ -38,7 +39,18 @@ METHODS = [
     ("proxy", "ProxyExplainer"),
     ("ssdg", "SSDGExplainer"),
 ]
-DATASETS = [("syn_mutag", "SynMUTAG (NO₂ vs NH₂, 20 atoms)"), ("ba_2motifs", "BA-2Motifs (house vs 5-cycle, 25 nodes)")]
+DATASETS = [
+    ("syn_mutag", "SynMUTAG (nitro N(O)₂ vs N–O–O chain, 20 atoms)"),
+    ("ba_2motifs", "BA-2Motifs (house vs 5-cycle, 25 nodes)"),
+    ("ba_shapes", "BA-Shapes (node task: BA(300, 5) + 80 houses)"),
+    ("tree_cycles", "Tree-Cycles (node task: depth-8 tree + 80 six-cycles)"),
+    ("tree_grid", "Tree-Grid (node task: depth-8 tree + 80 3×3 grids)"),
+]
+COMPLEMENTS = [
+    ("paper", "paper: G(A⊙(1−m)) may restore any edge"),
+    ("detached", "complement input uses a stop-gradient on m"),
+    ("no_restore", "edges of G reach the proxy only through m"),
+]
 
 
 def _common(n_seeds: int = 2) -> list:
@@ -46,7 +58,7 @@ def _common(n_seeds: int = 2) -> list:
         Choice("dataset", "syn_mutag", choices=DATASETS, group="Data"),
         Int("n_graphs", 400, min=100, max=2000, label="graphs generated", group="Data"),
         Bool("equalize_edges", True, label="BA-2Motifs: remove the edge-count shortcut", group="Data"),
-        Int("gnn_epochs", 40, min=5, max=300, label="GNN epochs", help="BA-2Motifs needs ≈150", group="GNN"),
+        Int("gnn_epochs", 40, min=5, max=300, label="GNN epochs", help="BA-2Motifs ≈150, BA-Shapes ≈300", group="GNN"),
         Float("gate", 0.95, min=0.5, max=1.0, label="accuracy gate", group="GNN"),
         Int("n_explain", 100, min=10, max=1000, label="graphs explained", group="Explainer"),
         Int("explainer_epochs", 20, min=1, max=200, label="explainer epochs", group="Explainer"),
@@ -72,6 +84,7 @@ def _common(n_seeds: int = 2) -> list:
         Float("lam_s", 0.1, min=0.0, max=10.0, label="λ_s", group="SSDG"),
         Float("lam_c", 0.1, min=0.0, max=10.0, label="λ_c", group="SSDG"),
         Float("lam_b", 0.05, min=0.0, max=10.0, label="λ_b", group="SSDG"),
+        Choice("complement", "paper", choices=COMPLEMENTS, label="Proxy/SSDG complement branch", group="SSDG"),
     ]
 
 
@@ -99,6 +112,7 @@ SMOKE = {
     "batch_size": 12,
 }
 BA2 = {"dataset": "ba_2motifs", "n_graphs": 600, "gnn_epochs": 200}
+BASHAPES = {"dataset": "ba_shapes", "gnn_epochs": 300, "n_explain": 40, "explainer_epochs": 10, "batch_size": 10}
 
 EXPLAIN = Experiment(
     slug="explain_dataset",
@@ -112,6 +126,7 @@ EXPLAIN = Experiment(
     presets={
         "smoke": SMOKE | {"m_degree": False, "m_mixup": False, "m_gnnexplainer": False},
         "ba_2motifs": BA2,
+        "ba_shapes": BASHAPES,
         "paper headline": {"n_seeds": 3, "explainer_epochs": 30, "gen_steps": 10, "n_explain": 200},
         "paper headline (BA-2Motifs)": BA2 | {"n_seeds": 3, "explainer_epochs": 30, "gen_steps": 10, "n_explain": 200},
     },

@@ -57,20 +57,36 @@ def pair_features(H: torch.Tensor, extra: torch.Tensor | None = None) -> torch.T
     return torch.cat(parts, dim=-1)
 
 
-class EdgeMaskNet(nn.Module):
-    """ω = MLP([h_u ‖ h_v]), symmetrised: ω ← (ω + ωᵀ)/2."""
+def pair_hidden(lin: nn.Linear, U: torch.Tensor, V: torch.Tensor, T: torch.Tensor | None = None) -> torch.Tensor:
+    """lin([U_u ‖ V_v (‖ T)]) for every ordered pair (u, v) without materialising the concatenation:
+    the first layer of an MLP on pair features is W_u U_u + W_v V_v (+ W_t T) + b.  U, V: (B, N, d); T: (B, e)."""
+    d = U.shape[-1]
+    W = lin.weight
+    zu = U @ W[:, :d].T
+    zv = V @ W[:, d : d + V.shape[-1]].T
+    z = zu.unsqueeze(2) + zv.unsqueeze(1) + lin.bias
+    if T is not None:
+        z = z + (T @ W[:, d + V.shape[-1] :].T)[:, None, None, :]
+    return z
 
-    def __init__(self, d: int, hidden: int = 64) -> None:
+
+class EdgeMaskNet(nn.Module):
+    """ω = MLP([h_u ‖ h_v]) (graph tasks) or MLP([h_u ‖ h_v ‖ h_target]) (node tasks, target = node 0),
+    symmetrised: ω ← (ω + ωᵀ)/2."""
+
+    def __init__(self, d: int, hidden: int = 64, with_target: bool = False) -> None:
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(2 * d, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.with_target = with_target
+        self.mlp = nn.Sequential(nn.Linear((3 if with_target else 2) * d, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
     def forward(self, H: torch.Tensor) -> torch.Tensor:
-        w = self.mlp(pair_features(H)).squeeze(-1)
+        z = pair_hidden(self.mlp[0], H, H, H[:, 0] if self.with_target else None)
+        w = self.mlp[2](torch.relu(z)).squeeze(-1)
         return 0.5 * (w + w.transpose(-1, -2))
 
 
 class BoundaryNet(nn.Module):
-    """SSDG (b), design choice: Δω = MLP([h_u ‖ h_v ‖ s_u ‖ s_v]) added to ω on boundary edges B.
+    """SSDG (b), design choice: Δω = MLP([h_u ‖ s_u ‖ h_v ‖ s_v]) added to ω on boundary edges B.
 
     B = edges with exactly one endpoint touched by an explanation edge (m > 0.5); s_u = max_{e∋u} m_e.
     """
@@ -83,9 +99,8 @@ class BoundaryNet(nn.Module):
 
     def forward(self, H: torch.Tensor, m0: torch.Tensor, A: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         s = m0.amax(-1)  # (B, N) node scores
-        B_, N = s.shape
-        ctx = torch.stack([s.unsqueeze(2).expand(B_, N, N), s.unsqueeze(1).expand(B_, N, N)], dim=-1)
-        d = self.mlp(pair_features(H, ctx)).squeeze(-1)
+        Hs = torch.cat([H, s.unsqueeze(-1)], dim=-1)
+        d = self.mlp[2](torch.relu(pair_hidden(self.mlp[0], Hs, Hs))).squeeze(-1)
         d = 0.5 * (d + d.transpose(-1, -2))
         return d * boundary_edges(m0, A), s
 
@@ -188,6 +203,11 @@ class AmortizedConfig:
     lam_c: float = 0.1
     lam_b: float = 0.05
     tau: float = 0.5
+    # Complement branch: "paper" = G(A⊙(1−m)) may restore any edge of G (released-code construction);
+    # "detached" = its input uses a stop-gradient on m (CE cannot reward low m through the complement);
+    # "no_restore" = its output is kept off the edges of G, so G's edges reach the proxy only through Â_M
+    # (design choices, see docs).
+    complement: str = "paper"
 
 
 class AmortizedExplainer(nn.Module):
@@ -199,7 +219,7 @@ class AmortizedExplainer(nn.Module):
         super().__init__()
         torch.manual_seed(seed)  # parameter initialisation is part of the seeded explainer
         self.model, self.cfg = model, cfg
-        self.mask_net = EdgeMaskNet(model.hidden)
+        self.mask_net = EdgeMaskNet(model.hidden, with_target=getattr(model, "node_task", False))
         uses_gen = cfg.method in ("proxy", "ssdg")
         ssdg = cfg.method == "ssdg"
         self.generator = (
@@ -218,11 +238,27 @@ class AmortizedExplainer(nn.Module):
         return concrete_mask(omega, A, T, training, gen)
 
     def proxy(self, X, A, m, y_hat, gen=None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Â = max(Â_M, Â_{1−M}) with Â_M = G(A⊙m, β=0), Â_{1−M} = G(A⊙(1−m), β=1); returns (Â, Â_M, KL)."""
+        """The proxy the GNN sees, Â_M and the KL term: see ``proxy_parts``."""
+        seen, _, A_M, kl = self.proxy_parts(X, A, m, y_hat, gen)
+        return seen, A_M, kl
+
+    def proxy_parts(self, X, A, m, y_hat, gen=None):
+        """Â = max(Â_M, Â_{1−M}), Â_M = G(A⊙m, β=0), Â_{1−M} = G(A⊙(1−m), β=1).
+
+        Returns (Â seen by the GNN, Â for the generator loss, Â_M, KL).  ``cfg.complement``:
+        "paper" — both are Â (released-code construction);  "detached" — the complement's input uses m.detach();
+        "no_restore" — the generator may add edges only where G has none: the GNN sees A⊙m + (1 − A)⊙Â, so the
+        edges of G reach the proxy only through the mask (the generator loss still uses the full Â)."""
         oh = F.one_hot(y_hat, self.n_classes).float() if self.generator.n_classes else None
         A_M, kl1 = self.generator(X, A * m, 0.0, oh, gen)
-        A_C, kl2 = self.generator(X, A * (1 - m) * A, 1.0, oh, gen)
-        return torch.maximum(A_M, A_C), A_M, kl1 + kl2
+        mode = self.cfg.complement
+        if mode not in ("paper", "detached", "no_restore"):
+            raise ValueError(f"unknown complement mode {mode!r}")
+        mc = m if mode == "paper" else m.detach()
+        A_C, kl2 = self.generator(X, A * (1 - mc) * A, 1.0, oh, gen)
+        full = torch.maximum(A_M, A_C)
+        seen = A * m + (1 - A) * full if mode == "no_restore" else full
+        return seen, full, A_M, kl1 + kl2
 
     def fit(self, X: torch.Tensor, A: torch.Tensor, seed: int = 0, on_step: Callable | None = None) -> None:
         """Train on the graphs to explain (the PGExplainer/ProxyExplainer protocol); targets are ŷ = f(G)."""
@@ -262,13 +298,13 @@ class AmortizedExplainer(nn.Module):
             loss = ce + size + ent
         else:
             for _ in range(cfg.gen_steps - 1):  # generator warm steps on detached masks
-                A_hat, A_M, kl = self.proxy(Xb, Ab, m.detach(), yb, gen)
-                gl = generator_loss(A_hat, A_M, Ab, m.detach(), kl)
+                _, A_full, A_M, kl = self.proxy_parts(Xb, Ab, m.detach(), yb, gen)
+                gl = generator_loss(A_full, A_M, Ab, m.detach(), kl)
                 gopt.zero_grad()
                 gl.backward()
                 gopt.step()
-            A_hat, A_M, kl = self.proxy(Xb, Ab, m, yb, gen)
-            gl = generator_loss(A_hat, A_M, Ab, m, kl)
+            A_hat, A_full, A_M, kl = self.proxy_parts(Xb, Ab, m, yb, gen)
+            gl = generator_loss(A_full, A_M, Ab, m, kl)
             ce = F.cross_entropy(self.model(Xb, A_hat), yb)
             loss = ce + size + ent + cfg.lam_g * gl
             logs["loss/generator"] = float(gl.detach())

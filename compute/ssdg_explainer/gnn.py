@@ -20,24 +20,36 @@ def gcn_norm(W: torch.Tensor) -> torch.Tensor:
 
 
 class DenseGCNLayer(nn.Module):
-    """H' = Â H Θ + b."""
+    """H' = Â (H Θ) + b: the bias is added after propagation, as in PyG's ``GCNConv``.
+
+    (With constant input features, a bias inside the propagation is scaled by the row sums of Â like the features,
+    so every node's pre-activation points the same way and an L2-normalised GCN cannot tell nodes apart.)
+    """
 
     def __init__(self, d_in: int, d_out: int) -> None:
         super().__init__()
-        self.lin = nn.Linear(d_in, d_out)
+        self.lin = nn.Linear(d_in, d_out, bias=False)
+        self.bias = nn.Parameter(torch.zeros(d_out))
 
     def forward(self, H: torch.Tensor, An: torch.Tensor) -> torch.Tensor:
-        return An @ self.lin(H)
+        return An @ self.lin(H) + self.bias
 
 
 class GCN(nn.Module):
     """3 × GCN + ReLU; φ(G) = [mean ‖ max ‖ sum] of node embeddings; logits = Linear(φ)."""
 
     def __init__(
-        self, in_dim: int, hidden: int = 20, n_layers: int = 3, n_classes: int = 2, aggregation: str = "gcn"
+        self,
+        in_dim: int,
+        hidden: int = 20,
+        n_layers: int = 3,
+        n_classes: int = 2,
+        aggregation: str = "gcn",
+        l2norm: bool = False,
     ) -> None:
         super().__init__()
         self.aggregation = aggregation  # "gcn": D̃^{-1/2}(W+I)D̃^{-1/2};  "sum": W + I (GIN-style, design choice)
+        self.l2norm = l2norm  # row-wise L2 normalisation after each layer (PGExplainer replication's GraphGCN)
         dims = [in_dim] + [hidden] * n_layers
         self.layers = nn.ModuleList(DenseGCNLayer(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
         self.head = nn.Linear(3 * hidden, n_classes)
@@ -48,7 +60,10 @@ class GCN(nn.Module):
         An = gcn_norm(W) if self.aggregation == "gcn" else W + torch.eye(W.shape[-1], dtype=W.dtype, device=W.device)
         H = X
         for layer in self.layers:
-            H = torch.relu(layer(H, An))
+            H = layer(H, An)
+            if self.l2norm:
+                H = nn.functional.normalize(H, p=2, dim=-1)
+            H = torch.relu(H)
         return H
 
     def graph_embed(self, X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
@@ -72,6 +87,7 @@ def train_gnn(
     seed: int = 0,
     train_frac: float = 0.8,
     aggregation: str = "gcn",
+    l2norm: bool = False,
     on_epoch=None,
 ) -> tuple[GCN, dict[str, float]]:
     """Train the GCN with Adam + cross-entropy on a seeded 80/20 split; returns (model, {train_acc, test_acc})."""
@@ -80,7 +96,7 @@ def train_gnn(
     perm = torch.randperm(len(data), generator=g)
     n_tr = int(train_frac * len(data))
     tr, te = perm[:n_tr], perm[n_tr:]
-    model = GCN(data.X.shape[-1], aggregation=aggregation)
+    model = GCN(data.X.shape[-1], aggregation=aggregation, l2norm=l2norm)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     for ep in range(epochs):
         model.train()

@@ -30,17 +30,57 @@ from compute.ssdg_explainer.metrics import (
     stats_mmd,
     topk_mask,
 )
+from compute.ssdg_explainer.nodes import NODE_DATASETS, NodeGCN, computation_subgraphs, node_dataset, train_node_gnn
 
 AMORTIZED = ("pgexplainer", "mixup", "proxy", "ssdg")
 
 
 # ---- shared pieces -------------------------------------------------------------------------------------
+def prepare_nodes(cfg: ExplainConfig, reporter: Reporter) -> tuple[GraphSet, NodeGCN, GraphSet, dict[str, float]]:
+    """Node tasks: full graph, node GNN (cached), gate, then padded 3-hop computation subgraphs of ``n_explain``
+    motif nodes (``ex``) and of 200 random nodes of every class (``data``, the reference distribution)."""
+    full = node_dataset(cfg.dataset, seed=cfg.seed)
+    cache = reporter.data_dir / "ssdg_explainer"
+    key = f"nodegnn_v1_{cfg.dataset}_{cfg.gnn_epochs}_{cfg.seed}.pt"
+    path = cache / key
+    if path.exists():
+        blob = torch.load(path, weights_only=False)
+        model = NodeGCN(full["X"].shape[-1], n_classes=int(full["y"].max()) + 1)
+        model.load_state_dict(blob["state"])
+        model.eval()
+        for p in model.parameters():
+            p.requires_grad_(False)
+        stats = blob["stats"]
+        reporter.log(f"loaded cached node GNN {key}")
+    else:
+
+        def on_epoch(ep: int, loss: float, acc: float) -> None:
+            reporter.scalars(ep, {"gnn/train_loss": loss, "gnn/test_acc": acc})
+            reporter.progress(0.2 * ep / cfg.gnn_epochs, f"training node GNN: epoch {ep}/{cfg.gnn_epochs}")
+
+        model, stats = train_node_gnn(full, epochs=cfg.gnn_epochs, seed=cfg.seed, on_epoch=on_epoch)
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            torch.save({"state": model.state_dict(), "stats": stats}, path)
+        except OSError:
+            pass
+    reporter.log(f"node GNN train acc {stats['train_acc']:.3f}, test acc {stats['test_acc']:.3f}")
+    check_gate(stats, cfg.gate)
+    g = torch.Generator().manual_seed(cfg.seed + 1)
+    n, nb = len(full["y"]), full["n_base"]
+    targets = (nb + torch.randperm(n - nb, generator=g)[: cfg.n_explain]).tolist()
+    ref = torch.randperm(n, generator=g)[:200].tolist()
+    return computation_subgraphs(full, ref), model, computation_subgraphs(full, targets), stats
+
+
 def prepare(cfg: ExplainConfig, reporter: Reporter) -> tuple[GraphSet, GCN, GraphSet, dict[str, float]]:
     """Generate the data set, train (or load the cached) GNN, apply the accuracy gate, pick the graphs to explain."""
+    if cfg.dataset in NODE_DATASETS:
+        return prepare_nodes(cfg, reporter)
     data = make_dataset(cfg.dataset, cfg.n_graphs, seed=cfg.seed, equalize_edges=cfg.equalize_edges)
     kw = cfg.gnn_kwargs()
     cache = reporter.data_dir / "ssdg_explainer"
-    key = f"gnn_v2_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
+    key = f"gnn_v3_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{kw['aggregation']}.pt"
     path = cache / key
     if path.exists():
         blob = torch.load(path, weights_only=False)
@@ -92,6 +132,7 @@ def amortized_config(cfg: ExplainConfig, method: str, **over: Any) -> AmortizedC
         lam_s=cfg.lam_s,
         lam_c=cfg.lam_c,
         lam_b=cfg.lam_b,
+        complement=cfg.complement,
     )
     base.update(over)
     return AmortizedConfig(**base)
@@ -120,7 +161,8 @@ def run_method(
         M = gnn_explainer(model, ex.X, ex.A, epochs=5 * cfg.explainer_epochs, seed=seed)
     elif method in AMORTIZED:
         acfg = amortized_config(cfg, method, **over)
-        explainer = AmortizedExplainer(model, ex.X.shape[-1], ex.A.shape[-1], acfg, seed=seed)
+        n_cls = model.head.out_features
+        explainer = AmortizedExplainer(model, ex.X.shape[-1], ex.A.shape[-1], acfg, n_classes=n_cls, seed=seed)
         name = tag or method
 
         def on_step(step: int, ep: int, logs: dict[str, float]) -> None:
@@ -234,8 +276,9 @@ def explain_dataset(params: dict[str, Any], reporter: Reporter) -> dict[str, Any
         {"type": "scatter", "mode": "lines", "name": "chance", "x": [0, 1], "y": [0, 1], "line": {"dash": "dot"}}
     )
     reporter.figure("roc", {"data": roc, "layout": {"xaxis": {"title": "FPR"}, "yaxis": {"title": "TPR"}}})
+    labels = sorted(set(ex.y.tolist()))  # node tasks explain motif nodes only: show the first two labels present
     for cls in (0, 1):
-        b = int((ex.y == cls).nonzero()[0])
+        b = int((ex.y == labels[min(cls, len(labels) - 1)]).nonzero()[0]) + (cls if len(labels) == 1 else 0)
         show = {m: M[b] for m, M in last_masks.items() if m in ("grad", "gnnexplainer", "pgexplainer", "proxy", "ssdg")}
         show = show or {m: M[b] for m, M in last_masks.items()}
         reporter.figure(

@@ -193,3 +193,68 @@ def test_topk_mask_picks_k_edges() -> None:
     hard = topk_mask(d.gt + 0.01 * d.A, d.A, 6)
     assert torch.all(hard.sum((1, 2)) / 2 == 6)
     assert torch.equal(hard[d.y == 0], d.gt[d.y == 0])  # houses: the top 6 are the gt edges
+
+
+# ---- node tasks and the complement variants --------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name,n,edges,gt_edges,counts",
+    [
+        ("ba_shapes", 700, 5 + 294 * 5 + 80 * 6 + 80, 480, {0: 300, 1: 80, 2: 160, 3: 160}),
+        ("tree_cycles", 511 + 480, 510 + 480 + 80, 480, {0: 511, 1: 480}),
+        ("tree_grid", 511 + 720, 510 + 80 * 12 + 80, 960, {0: 511, 1: 720}),
+    ],
+)
+def test_node_generators_documented_counts(name, n, edges, gt_edges, counts) -> None:
+    from compute.ssdg_explainer.nodes import node_dataset
+
+    d = node_dataset(name, seed=3)
+    A, gt = d["A"], d["gt"]
+    assert A.shape == (n, n) and torch.equal(A, A.T) and float(torch.diagonal(A).abs().sum()) == 0
+    assert int(A.sum()) // 2 == edges and int(gt.sum()) // 2 == gt_edges
+    assert torch.all(gt <= A)  # ground truth ⊂ edges; attachment edges are not ground truth
+    assert int(gt[: d["n_base"]].sum()) == 0  # no base node touches a ground-truth edge
+    assert {int(k): int(v) for k, v in zip(*torch.unique(d["y"], return_counts=True), strict=True)} == counts
+    motif_sizes = torch.unique(d["motif"][d["motif"] >= 0], return_counts=True)[1]
+    assert len(motif_sizes) == 80 and len(set(motif_sizes.tolist())) == 1
+
+
+def test_node_subgraph_logits_exact_with_one_extra_hop() -> None:
+    """A 3-layer GCN's output at t depends on features and degrees within 3 hops, so the padded 4-hop subgraph
+    reproduces the full-graph logits exactly; padding never changes them."""
+    from compute.ssdg_explainer.nodes import NodeGCN, computation_subgraphs, node_dataset
+
+    full = node_dataset("tree_cycles", n_motifs=10, seed=0)
+    torch.manual_seed(0)
+    model = NodeGCN(10, n_classes=2)
+    targets = [511, 520, 540, 3, 100]
+    ref = model.node_logits(full["X"].unsqueeze(0), full["A"].unsqueeze(0))[0, targets]
+    sub4 = computation_subgraphs(full, targets, k=4)
+    assert torch.allclose(model(sub4.X, sub4.A), ref, atol=1e-5)
+    padded = computation_subgraphs(full, targets, k=4, n_max=sub4.A.shape[-1] + 7)
+    assert torch.allclose(model(padded.X, padded.A), ref, atol=1e-5)
+    sub3 = computation_subgraphs(full, targets, k=3)
+    assert torch.all(sub3.gt <= sub3.A) and sub3.gt.sum() > 0
+
+
+def test_pair_hidden_equals_linear_on_concatenation() -> None:
+    from compute.ssdg_explainer.explainers import pair_features, pair_hidden
+
+    torch.manual_seed(0)
+    H = torch.randn(2, 5, 4)
+    lin = torch.nn.Linear(12, 7)
+    full = lin(torch.cat([pair_features(H), H[:, 0][:, None, None, :].expand(2, 5, 5, 4)], dim=-1))
+    assert torch.allclose(pair_hidden(lin, H, H, H[:, 0]), full, atol=1e-5)
+
+
+def test_no_restore_proxy_carries_the_mask_on_graph_edges(mutag, trained) -> None:
+    """complement="no_restore": on the edges of G the proxy is exactly m; "paper" lets the generator restore them."""
+    model, _ = trained
+    ex = mutag.subset(list(range(55, 65)))
+    y_hat = model(ex.X, ex.A).argmax(-1)
+    m = 0.3 * ex.A
+    for mode in ("paper", "detached", "no_restore"):
+        e = AmortizedExplainer(model, 3, 20, AmortizedConfig(method="proxy", complement=mode), seed=0)
+        with torch.no_grad():
+            P, _, _ = e.proxy(ex.X, ex.A, m, y_hat)
+        on_edges = torch.allclose(P[ex.A > 0], m[ex.A > 0])
+        assert on_edges == (mode == "no_restore")
