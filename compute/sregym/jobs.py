@@ -17,6 +17,7 @@ from compute.sregym.app.topology import DEPS, SERVICES
 from compute.sregym.conductor import Timings, run_incident
 from compute.sregym.config import IncidentConfig, MetastableConfig, NoiseConfig, SweepConfig
 from compute.sregym.metastable import TriggerConfig, boundary_rate, classify, trigger_run
+from compute.sregym.oracles import llm_judge
 from compute.sregym.problems import BY_ID, CATEGORIES, SUITE
 
 ENV_ERRORS = (HttpError, OSError, RuntimeError, TimeoutError)
@@ -76,7 +77,7 @@ def _timings(cfg: Any) -> Timings:
 
 def verdict_rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for k in ("detection", "localization", "diagnosis", "mitigation", "alert", "recovered"):
+    for k in ("detection", "localization", "diagnosis", "llm_judge", "mitigation", "alert", "recovered"):
         if k in res:
             v = res[k]
             rows.append(
@@ -134,6 +135,9 @@ async def incident(params: dict[str, Any], rep: Reporter) -> dict[str, Any]:
     res = await run_incident(
         problem, agent, cfg.noise, cfg.seed, cfg.max_steps, _timings(cfg), emit=emit, mitigation=cfg.mitigation
     )
+    if cfg.llm_base_url and problem.has_fault:  # optional: SREGym's LLM checklist judge on the diagnosis
+        dia = next((e["args"]["diagnosis"] for e in res["transcript"] if e["tool"] == "submit_diagnosis"), {})
+        res["llm_judge"] = await asyncio.to_thread(llm_judge, dia, res["root_cause"], cfg.llm_base_url, cfg.llm_model)
     rep.table("verdicts", verdict_rows(res))
     rep.table("transcript", [{"t": e["t"], "step": e.get("step"), "tool": e["tool"], "args": json.dumps(e.get("args", {})),
                               "result": str(e.get("result", ""))[:300]} for e in res["transcript"]])  # fmt: skip

@@ -169,3 +169,39 @@ async def alert_oracle(
             alerts.append({"t": round(t, 1), "success": c["success"], "p95": c["p95"]})
         t += probe_s
     return verdict(not alerts, f"{len(alerts)} alert(s) in {window_s:.0f} s", alerts=alerts)
+
+
+JUDGE_PROMPT = (
+    "You grade an SRE agent's diagnosis against the ground truth. Score each criterion in [0, 1]: "
+    "localization (right component), characterization (right fault kind and mechanism), scope (right blast "
+    "radius: service, link, data store or process), trace_coherence (the evidence cited supports the claim). "
+    'Reply with one JSON object {"localization": x, "characterization": x, "scope": x, "trace_coherence": x}.'
+)
+
+
+def llm_judge(
+    diagnosis: dict[str, Any], root_cause: str, base_url: str, model: str = "gpt-4o-mini", timeout_s: float = 60.0
+) -> dict[str, Any]:
+    """Optional: SREGym's LLM checklist judge over any OpenAI-compatible endpoint; pass iff the mean score ≥ 0.70."""
+    import json
+    import re
+    import urllib.request
+
+    messages = [{"role": "system", "content": JUDGE_PROMPT},
+                {"role": "user", "content": f"Ground truth: {root_cause}\nAgent diagnosis: {json.dumps(diagnosis, default=str)}"}]  # fmt: skip
+    body = json.dumps({"model": model, "messages": messages, "temperature": 0.0, "max_tokens": 200}).encode()
+    req = urllib.request.Request(
+        f"{base_url.rstrip('/')}/chat/completions", data=body, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:  # noqa: S310 - user-configured endpoint
+            content = json.loads(resp.read())["choices"][0]["message"]["content"]
+        m = re.search(r"\{.*\}", content, re.S)
+        scores = {k: min(1.0, max(0.0, float(v))) for k, v in json.loads(m.group(0) if m else "{}").items()}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return verdict(False, f"judge unavailable: {exc}", "environment")
+    keys = ("localization", "characterization", "scope", "trace_coherence")
+    if not all(k in scores for k in keys):
+        return verdict(False, f"judge reply lacks {sorted(set(keys) - set(scores))}", "environment", scores=scores)
+    mean = sum(scores[k] for k in keys) / len(keys)
+    return verdict(mean >= 0.70, f"checklist mean {mean:.2f} (pass ≥ 0.70)", scores=scores, mean=mean)

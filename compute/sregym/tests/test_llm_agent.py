@@ -97,3 +97,20 @@ def test_llm_agent_respects_the_step_and_token_caps() -> None:
         assert tools.steps == 3  # 100 tokens per call: stops once 250 are spent
     finally:
         srv.shutdown()
+
+
+def test_llm_checklist_judge_threshold() -> None:
+    from compute.sregym.oracles import llm_judge
+
+    passing = {"localization": 1, "characterization": 0.8, "scope": 0.5, "trace_coherence": 0.6}  # mean 0.725
+    failing = {"localization": 1, "characterization": 0.5, "scope": 0.5, "trace_coherence": 0.6}  # mean 0.65
+    for scores, ok in ((passing, True), (failing, False)):
+        srv, seen = _mock_server([scores])
+        try:
+            v = llm_judge(
+                {"component": "catalog"}, "[fault_spec] component=catalog", f"http://127.0.0.1:{srv.server_address[1]}"
+            )
+        finally:
+            srv.shutdown()
+        assert v["success"] is ok and abs(v["detail"]["mean"] - sum(scores.values()) / 4) < 1e-9
+        assert "component=catalog" in seen[0]["messages"][1]["content"]
