@@ -76,13 +76,16 @@ class TradeoffConfig(_Workload):
     capacity: int = 8000
     batch_size: int = 4
     tagger_size: str = "small"
-    tagger_steps: int = 600
+    tagger_steps: int = 0
+    tagger_probe: int = 4096  # prompts whose frozen features fit the head (phase 1)
     cost_a: float = DEFAULT_COST[0]
     cost_b: float = DEFAULT_COST[1]
     cost_c: float = DEFAULT_COST[2]
 
     def tagger(self) -> TaggerConfig:
-        return TaggerConfig(size=self.tagger_size, steps=self.tagger_steps, omega=self.omega)
+        return TaggerConfig(
+            size=self.tagger_size, steps=self.tagger_steps, probe_prompts=self.tagger_probe, omega=self.omega
+        )
 
 
 @dataclass
@@ -129,10 +132,13 @@ class BuildConfig(_FromParams):
     """The declared build step: train the tagger on original-order prompts."""
 
     tagger_size: str = "small"
-    tagger_steps: int = 600
+    tagger_steps: int = 0
+    tagger_probe: int = 4096  # prompts whose frozen features fit the head (phase 1)
     omega: float = 1.0
     seed: int = 0
     device: str = "cpu"
 
     def tagger(self) -> TaggerConfig:
-        return TaggerConfig(size=self.tagger_size, steps=self.tagger_steps, omega=self.omega)
+        return TaggerConfig(
+            size=self.tagger_size, steps=self.tagger_steps, probe_prompts=self.tagger_probe, omega=self.omega
+        )

@@ -38,9 +38,17 @@ class EngineRun:
 class Engine:
     """Serves prompts with the tiny LM; ``run`` drives ``schedule.run_schedule`` with a real compute step."""
 
-    def __init__(self, model: TinyLM) -> None:
+    def __init__(self, model: TinyLM, head: torch.nn.Linear | None = None) -> None:
         self.model = model.eval()
+        self.head = head
         self.label_ids = torch.as_tensor(LABEL_IDS, device=model.device)
+
+    def _scores(self, toks: torch.Tensor, **kw: Any) -> torch.Tensor:
+        """Label scores at the last position: the tagger head, or the LM logits of the label tokens."""
+        if self.head is None:
+            return self.model(toks, **kw)[0, -1, self.label_ids]
+        _, hidden = self.model(toks, return_hidden=True, **kw)
+        return self.head(self.model.ln_f(hidden[-1][0, -1]))
 
     @torch.inference_mode()
     def prefill(self, p: list[int], hit: int, values: list[Any]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -58,12 +66,12 @@ class Engine:
             cache.length = hit
         toks = torch.as_tensor(p[hit:], device=dev)[None]
         pos = torch.arange(hit, len(p), device=dev)[None]
-        logits = m(toks, pos, cache=cache)
+        scores = self._scores(toks, positions=pos, cache=cache)
         new = torch.stack(
             [torch.stack([cache.k[i][0, :, hit:], cache.v[i][0, :, hit:]]) for i in range(m.cfg.n_layers)]
         )
         new = new.permute(3, 0, 1, 2, 4).contiguous()  # (n_new, L, 2, H, dh)
-        return new, logits[0, -1, self.label_ids]
+        return new, scores
 
     def run(self, prompts: list[list[int]], capacity: int | None, batch_size: int = 1, page_size: int = 1) -> EngineRun:
         """Serve ``prompts`` in order; per-prompt wall time and the tokens really computed are recorded."""
@@ -88,5 +96,4 @@ class Engine:
     @torch.inference_mode()
     def full_logits(self, p: list[int]) -> torch.Tensor:
         """Label logits of a full recompute (no cache) — the reference for the cached path."""
-        toks = torch.as_tensor(p, device=self.model.device)[None]
-        return self.model(toks)[0, -1, self.label_ids]
+        return self._scores(torch.as_tensor(p, device=self.model.device)[None])

@@ -17,7 +17,7 @@ from .config import BuildConfig, CapacityConfig, EngineConfig, IncrementalConfig
 from .engine import Engine
 from .reform import Plan, make_plan, plan_ggr, plan_shakeup
 from .schedule import fit_cost, prefill_cost, run_schedule, trie_computed_tokens
-from .tagger import MODEL_SIZES, load_or_build
+from .tagger import MODEL_SIZES, TaggerConfig, load_or_build
 from .workload import INSTR_IDS, REC_LEN, VOCAB, Workload, add_round, generate
 
 PAPER_SPEEDUP = 2.1  # "up to 2.1× throughput over state-of-the-art prefix-caching inference"
@@ -164,9 +164,9 @@ def tradeoff(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     cfg = TradeoffConfig.from_params(params)
     seed_everything(cfg.seed)
     torch.set_num_threads(1)
-    model, meta = load_or_build(cfg.tagger(), reporter.data_dir, reporter, cfg.device)
+    model, head, meta = load_or_build(cfg.tagger(), reporter.data_dir, reporter, cfg.device)
     reporter.log(f"tagger: val acc {meta['val_acc']:.3f} ({'cached' if meta['cached'] else 'built'})")
-    eng = Engine(model)
+    eng = Engine(model, head)
     wl = generate(cfg.workload())
     coef = (cfg.cost_a, cfg.cost_b, cfg.cost_c)
 
@@ -250,6 +250,7 @@ def tradeoff(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     d0 = [r for r in rows if r["policy"].startswith("d=0")]
     return {
         "tagger_val_acc": round(meta["val_acc"], 4),
+        "tagger_val_acc_probe": meta.get("val_acc_probe"),
         "accuracy_original": rows[0]["accuracy"],
         "agreement_d0_min": min((r["agreement"] for r in d0), default=None),
         "rows": len(rows),
@@ -314,14 +315,13 @@ def incremental(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 # 4. engine validation on the real tiny LM
 # ------------------------------------------------------------------------------------------------
-def _engine_model(cfg: EngineConfig, reporter: Reporter) -> TinyLM:
+def _engine(cfg: EngineConfig, reporter: Reporter) -> Engine:
     if cfg.model == "tagger":
-        from .tagger import TaggerConfig
-
-        model, _ = load_or_build(TaggerConfig(omega=cfg.omega), reporter.data_dir, reporter, cfg.device)
-        return model
+        model, head, _ = load_or_build(TaggerConfig(omega=cfg.omega), reporter.data_dir, reporter, cfg.device)
+        return Engine(model, head)
     d, n_l, n_h, ff = MODEL_SIZES[cfg.model]
-    return TinyLM(LMConfig(vocab_size=len(VOCAB), d_model=d, n_layers=n_l, n_heads=n_h, d_ff=ff)).to(cfg.device)
+    lm = LMConfig(vocab_size=len(VOCAB), d_model=d, n_layers=n_l, n_heads=n_h, d_ff=ff)
+    return Engine(TinyLM(lm).to(cfg.device))
 
 
 def engine_validation(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
@@ -330,8 +330,7 @@ def engine_validation(params: dict[str, Any], reporter: Reporter) -> dict[str, A
     seed_everything(cfg.seed)
     torch.set_num_threads(cfg.threads)
     wl = generate(cfg.workload())
-    model = _engine_model(cfg, reporter)
-    eng = Engine(model)
+    eng = _engine(cfg, reporter)
     plans = {}
     for pol in cfg.policies:
         if pol == "shakeup":
@@ -465,11 +464,9 @@ def build_tagger(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     cfg = BuildConfig.from_params(params)
     seed_everything(cfg.seed)
     torch.set_num_threads(1)
-    _, meta = load_or_build(cfg.tagger(), reporter.data_dir, reporter, cfg.device)
-    reporter.table(
-        "tagger",
-        [{"val accuracy": meta["val_acc"], "seconds": meta["seconds"], "cached": meta["cached"], "path": meta["path"]}],
-    )
+    _, _, meta = load_or_build(cfg.tagger(), reporter.data_dir, reporter, cfg.device)
+    row = {"val accuracy": meta["val_acc"], "val accuracy (probe only)": meta.get("val_acc_probe")}
+    reporter.table("tagger", [{**row, "seconds": meta["seconds"], "cached": meta["cached"], "path": meta["path"]}])
     if meta["cached"]:
         reporter.scalar("tagger/loss", 0, float("nan"))
-    return {"val_acc": meta["val_acc"], "cached": meta["cached"]}
+    return {"val_acc": meta["val_acc"], "val_acc_probe": meta.get("val_acc_probe"), "cached": meta["cached"]}

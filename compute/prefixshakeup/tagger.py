@@ -1,9 +1,14 @@
-"""The tagger: the tiny causal LM read out at the last prompt position over the intent-label tokens.
+"""The tagger: the tiny causal LM plus a linear classification head on the last prompt position.
 
-Its "classification head" is the tied output embedding restricted to the label tokens, so tagging is exactly
-one next-token step of an LLM.  Trained once on **original-order** prompts (a declared build step) with
-cross-entropy on the rule label; design choice for the ``foreign+note`` variant: a share of training prompts
-carries foreign records plus an ``<ignore> …`` note listing them, labelled without them.
+score = W·RMSNorm(h_L[last]) + b over the 8 intent labels (one output step, like a single label token).
+Trained once on **original-order** prompts (a declared build step), in two phases (design choice: from a
+small init the LM sits on a plateau for hundreds of CPU steps):
+  1. probe: the head is fitted by L2-regularized multinomial logistic regression (L-BFGS) on the frozen
+     randomly initialised LM's last-position features;
+  2. fine-tune: all weights, AdamW, cross-entropy on the rule label — this is where order sensitivity
+     (the up-weighted last records) can be learned.
+Design choice for the ``foreign+note`` variant: a share of training prompts carries foreign records plus an
+``<ignore> …`` note listing them, labelled without them.
 
 The checkpoint is keyed by a hash of its config and cached at ``data_dir/prefixshakeup/tagger-<hash>.pt``.
 """
@@ -39,11 +44,14 @@ MODEL_SIZES = {  # d_model, n_layers, n_heads, d_ff
 @dataclass
 class TaggerConfig:
     size: str = "small"
-    steps: int = 600
+    steps: int = 0  # fine-tuning steps after the probe (0 = probe only: fine-tuning lost accuracy, see docs)
     batch_size: int = 32
-    lr: float = 5e-3
+    lr: float = 1e-3
     records_mean: int = 24  # training prompts: records in [mean/3, 8·mean/3]
-    note_frac: float = 0.25  # share of training prompts with foreign records + <ignore> note
+    note_frac: float = 0.25
+    probe_prompts: int = 4096  # phase 1: prompts whose frozen features fit the head
+    probe_l2: float = 1e-3
+    lm_lr_scale: float = 0.05  # LM learning rate = lr × this during fine-tuning  # share of training prompts with foreign records + <ignore> note
     omega: float = 1.0
     label_window: int = 10
     seed: int = 0
@@ -85,62 +93,142 @@ def _batch(cfg: TaggerConfig, rng: np.random.Generator, n: int) -> tuple[list[li
     return prompts, labels
 
 
-def label_logits(model: TinyLM, prompts: list[list[int]]) -> torch.Tensor:
+def features(model: TinyLM, tok: torch.Tensor, valid: torch.Tensor | None = None, **kw: Any) -> torch.Tensor:
+    """RMSNorm(h_L) at the last position [B, d] (``kw`` passes positions / cache to the LM)."""
+    _, hidden = model(tok, valid=valid, return_hidden=True, **kw)
+    return model.ln_f(hidden[-1][:, -1])
+
+
+def label_logits(model: TinyLM, prompts: list[list[int]], head: torch.nn.Linear | None = None) -> torch.Tensor:
+    """[B, 8] label scores: the head on the last features, or (no head) the LM logits of the label tokens."""
     tok, mask = left_pad(prompts, 0, model.device)
-    return model(tok.to(model.device), valid=mask.to(model.device))[:, -1, torch.as_tensor(LABEL_IDS)]
+    tok, mask = tok.to(model.device), mask.to(model.device)
+    if head is None:
+        return model(tok, valid=mask)[:, -1, torch.as_tensor(LABEL_IDS, device=model.device)]
+    return head(features(model, tok, mask))
 
 
-def train(cfg: TaggerConfig, device: str = "cpu", log: Any = None) -> tuple[TinyLM, dict[str, Any]]:
-    """AdamW with linear warm-up then cosine decay; returns the model and a small training record."""
+def _probe(model: TinyLM, cfg: TaggerConfig, rng: np.random.Generator, log: Any) -> torch.nn.Linear:
+    """Phase 1: logistic-regression head on frozen features (standardisation folded into W, b)."""
+    feats, labs = [], []
+    with torch.inference_mode():
+        for i in range(cfg.probe_prompts // 64):
+            pr, lab = _batch(cfg, rng, 64)
+            tok, mask = left_pad(pr, 0, model.device)
+            feats.append(features(model, tok.to(model.device), mask.to(model.device)).float())
+            labs += lab
+            if log is not None:
+                log(-1, float("nan"), f"probe features {64 * (i + 1)}/{cfg.probe_prompts}")
+    X, y = torch.cat(feats), torch.as_tensor(labs, device=model.device)
+    mu, sd = X.mean(0), X.std(0) + 1e-6
+    Z = (X - mu) / sd
+    W = torch.zeros(X.shape[1], len(LABEL_IDS), device=X.device, requires_grad=True)
+    b = torch.zeros(len(LABEL_IDS), device=X.device, requires_grad=True)
+    opt = torch.optim.LBFGS([W, b], max_iter=200, line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = F.cross_entropy(Z @ W + b, y) + cfg.probe_l2 * (W**2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    head = torch.nn.Linear(X.shape[1], len(LABEL_IDS)).to(model.device)
+    with torch.no_grad():
+        head.weight.copy_((W / sd[:, None]).T)
+        head.bias.copy_(b - (mu / sd) @ W)
+    return head
+
+
+def train(cfg: TaggerConfig, device: str = "cpu", log: Any = None) -> tuple[TinyLM, torch.nn.Linear, dict[str, Any]]:
+    """Probe, then AdamW fine-tuning (warm-up, cosine decay); returns the LM, the head and a training record."""
     torch.manual_seed(cfg.seed)
     rng = np.random.default_rng(cfg.seed)
     model = TinyLM(cfg.lm()).to(device)
-    opt = AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     t0 = time.perf_counter()
+    head = _probe(model, cfg, rng, log)
+    val_prompts, val_labels = _batch(
+        cfg, np.random.default_rng(cfg.seed + 1), max(32, min(256, cfg.probe_prompts // 4))
+    )
+
+    def val_acc() -> float:
+        with torch.inference_mode():
+            pred = label_logits(model, val_prompts, head).argmax(-1).cpu().numpy()
+        return float((pred == np.array(val_labels)).mean())
+
+    acc_probe = val_acc()
+    params = list(model.parameters()) + list(head.parameters())
+    # the probe's head amplifies small feature changes (features vary little across prompts), so the LM moves
+    # with a much smaller learning rate than the head (design choice; one AdamW per group)
+    opt_lm = AdamW(model.parameters(), lr=cfg.lr * cfg.lm_lr_scale, weight_decay=0.01)
+    opt_head = AdamW(head.parameters(), lr=cfg.lr, weight_decay=0.0)
     hist = []
     for step in range(cfg.steps):
-        lr = cfg.lr * min(1.0, (step + 1) / max(1, cfg.steps // 20))
-        lr *= 0.55 + 0.45 * np.cos(np.pi * step / cfg.steps)
-        opt.param_groups[0]["lr"] = lr
+        scale = min(1.0, (step + 1) / max(1, cfg.steps // 20)) * (0.55 + 0.45 * np.cos(np.pi * step / cfg.steps))
+        opt_lm.param_groups[0]["lr"] = cfg.lr * cfg.lm_lr_scale * scale
+        opt_head.param_groups[0]["lr"] = cfg.lr * scale
         prompts, labels = _batch(cfg, rng, cfg.batch_size)
-        loss = F.cross_entropy(label_logits(model, prompts), torch.as_tensor(labels, device=device))
+        model.train()
+        loss = F.cross_entropy(label_logits(model, prompts, head), torch.as_tensor(labels, device=device))
         model.zero_grad(set_to_none=True)
+        head.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt_lm.step()
+        opt_head.step()
         hist.append(float(loss))
         if log is not None:
-            log(step, float(loss))
+            log(step, float(loss), "")
     model.eval()
-    prompts, labels = _batch(cfg, np.random.default_rng(cfg.seed + 1), 128)
-    with torch.inference_mode():
-        acc = float((label_logits(model, prompts).argmax(-1).cpu().numpy() == np.array(labels)).mean())
-    return model, {"loss": hist, "val_acc": acc, "seconds": time.perf_counter() - t0}
+    return (
+        model,
+        head,
+        {
+            "loss": hist,
+            "val_acc_probe": acc_probe,
+            "val_acc": val_acc(),
+            "seconds": time.perf_counter() - t0,
+        },
+    )
 
 
 def load_or_build(
     cfg: TaggerConfig, data_dir: Path | str, reporter: Any = None, device: str = "cpu"
-) -> tuple[TinyLM, dict]:
-    """The cached tagger, trained first if absent (the declared build step)."""
+) -> tuple[TinyLM, torch.nn.Linear, dict]:
+    """The cached tagger (LM, head, meta), trained first if absent (the declared build step)."""
     path = Path(data_dir) / "prefixshakeup" / f"tagger-{cfg.key()}.pt"
     if path.exists():
         blob = torch.load(path, map_location=device, weights_only=False)
         model = TinyLM(LMConfig(**blob["lm"])).to(device)
         model.load_state_dict(blob["state"])
-        return model.eval(), {**blob["meta"], "cached": True, "path": str(path)}
+        head = torch.nn.Linear(model.cfg.d_model, len(LABEL_IDS)).to(device)
+        head.load_state_dict(blob["head"])
+        return model.eval(), head, {**blob["meta"], "cached": True, "path": str(path)}
 
-    def log(step: int, loss: float) -> None:
-        if reporter is not None and (step % 10 == 0 or step == cfg.steps - 1):
+    def log(step: int, loss: float, msg: str) -> None:
+        if reporter is None:
+            return
+        if step < 0:
+            reporter.progress(0.0, f"tagger build: {msg}")
+        elif step % 10 == 0 or step == cfg.steps - 1:
             reporter.scalar("tagger/loss", step, loss)
-            reporter.progress(step / cfg.steps, f"tagger build: step {step}/{cfg.steps}, loss {loss:.3f}")
+            reporter.progress(step / max(1, cfg.steps), f"tagger build: step {step}/{cfg.steps}, loss {loss:.3f}")
 
-    model, rec = train(cfg, device, log)
-    meta = {"val_acc": rec["val_acc"], "seconds": rec["seconds"], "config": asdict(cfg)}
+    model, head, rec = train(cfg, device, log)
+    meta = {
+        "val_acc": rec["val_acc"],
+        "val_acc_probe": rec["val_acc_probe"],
+        "seconds": rec["seconds"],
+        "config": asdict(cfg),
+    }
+    if reporter is not None and not rec["loss"]:
+        reporter.scalar("tagger/loss", 0, float("nan"))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    torch.save({"lm": model.cfg.to_dict(), "state": model.state_dict(), "meta": meta}, tmp)
+    blob = {"lm": model.cfg.to_dict(), "state": model.state_dict(), "head": head.state_dict(), "meta": meta}
+    torch.save(blob, tmp)
     tmp.replace(path)
-    return model, {**meta, "cached": False, "path": str(path)}
+    return model, head, {**meta, "cached": False, "path": str(path)}
 
 
 __all__ = ["MODEL_SIZES", "TaggerConfig", "label_logits", "load_or_build", "rule_label", "train"]
