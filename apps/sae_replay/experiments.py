@@ -404,4 +404,28 @@ INTERP = Experiment(
     check=_check_interp,
 )
 
-EXPERIMENTS = [SWEEP, SCALING, ROBUST, INTERP]
+CACHE = Experiment(
+    slug="cache_build",
+    title="Build step: MiniLM activation cache over BBC News",
+    description=(
+        "Deduplicate the BBC articles, split held-out/train by document, run MiniLM-L6 once and store the residual "
+        "stream of the requested layers as fp16 memmaps (special tokens dropped).\nThe MiniLM experiments run this "
+        "on first use; running it here makes the build visible and reports its throughput and size."
+    ),
+    compute="compute.sae_replay.run:cache_build",
+    params=[
+        IntList("layers", [1, 3, 5], min=1, max=5, min_len=1, max_len=5, label="layers"),
+        Int("cache_tokens_log2", 17, min=8, max=20, label="log2 training tokens"),
+        Int("n_eval_log2", 14, min=8, max=16, label="log2 held-out tokens"),
+    ],
+    presets={
+        "smoke": {"layers": [1], "cache_tokens_log2": 9, "n_eval_log2": 8},
+        "paper headline": {"layers": [1, 3, 5], "cache_tokens_log2": 17, "n_eval_log2": 14},
+    },
+    panels=[Table("Cache", key="cache", width=12)],
+    cost_seconds=300,
+    soft_time_limit=3000,
+    time_limit=3300,
+)
+
+EXPERIMENTS = [SWEEP, SCALING, ROBUST, INTERP, CACHE]

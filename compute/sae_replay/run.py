@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -454,4 +455,32 @@ def interpretability(params: dict[str, Any], reporter: Reporter) -> dict[str, An
     return {
         **{f"{k}_R{a['R']}": a[k] for a in agg for k in keys},
         **{f"flat_up_to_R/{k}": max(v) if v else 1 for k, v in flat.items()},
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Build step: the MiniLM activation cache
+# ------------------------------------------------------------------------------------------------
+def cache_build(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
+    """Tokenize BBC News, run MiniLM once and store the requested layers' activations (fp16 memmaps)."""
+    from compute.sae_replay.minilm import build_cache, cache_paths
+
+    n_train, n_eval = 1 << int(params["cache_tokens_log2"]), 1 << int(params["n_eval_log2"])
+    layers = sorted(set(params["layers"]))
+    t0 = time.perf_counter()
+    meta = build_cache(reporter.data_dir, n_train, n_eval, layers, reporter)
+    secs = time.perf_counter() - t0
+    base, _ = cache_paths(reporter.data_dir, n_train, n_eval)
+    rows = []
+    for L in layers:
+        size = sum(Path(f"{base}_{sp}_L{L}.npy").stat().st_size for sp in ("train", "eval"))
+        rows.append({"layer": L, "MiB": round(size / 2**20, 2), **meta["layers"][str(L)]})
+    reporter.table("cache", rows)
+    return {
+        "train_tokens": n_train,
+        "eval_tokens": n_eval,
+        "documents_deduplicated": meta["documents"],
+        "seconds": round(secs, 2),
+        "tokens_per_s": round(rows[0]["tokens_per_s"], 1),
+        "MiB": round(sum(r["MiB"] for r in rows), 2),
     }

@@ -115,7 +115,7 @@ def test_same_seed_gives_identical_metrics() -> None:
     params = {
         "source": "synthetic", "d": 16, "n_feat": 64, "noise": 0.01, "n_hier": 2, "arch": "topk", "m": 64, "k": 4,
         "batch": 256, "lr": 1e-2, "l0_coeff": 0.0, "n_eval_log2": 10, "n_evals": 1, "cache_tokens_log2": 17,
-        "layer": 3, "t_log2": 12, "r_list": [4], "small_fresh": False, "fresh_seeds": 1, "tol_ev": 0.005, "seed": 3,
+        "layer": 3, "t_log2": 11, "r_list": [4], "small_fresh": False, "fresh_seeds": 1, "tol_ev": 0.005, "seed": 3,
         "device": "cpu",
     }  # fmt: skip
     a = replay_sweep(params, MemoryReporter())

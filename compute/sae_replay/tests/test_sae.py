@@ -38,7 +38,7 @@ def test_batchtopk_keeps_exactly_k_times_batch_and_threshold_matches_l0() -> Non
         pos[0] += 1
         return _x(n, 16, 100 + pos[0])
 
-    sae, _ = train_sae(spec, nb, 128 * 200, torch.zeros(16))
+    sae, _ = train_sae(spec, nb, 128 * 120, torch.zeros(16))
     l0 = reconstruction(sae, _x(4096, 16, 7))["l0"]
     assert abs(l0 - 4) <= 0.4
 
@@ -75,7 +75,7 @@ def test_jumprelu_l0_decreases_with_lambda() -> None:
             pos[0] += 1
             return _x(n, 16, 200 + pos[0])
 
-        sae, _ = train_sae(spec, nb, 256 * 150, torch.zeros(16))
+        sae, _ = train_sae(spec, nb, 256 * 80, torch.zeros(16))
         l0s.append(reconstruction(sae, x)["l0"])
     assert l0s[0] > l0s[1] > l0s[2]
 
