@@ -122,7 +122,7 @@ INCIDENT = Experiment(
         *LLM,
     ],
     presets={
-        "smoke": {"problem": "bad_password_catalog", "mitigation": False, "baseline_s": 4, "settle_s": 3, "probe_s": 2},
+        "smoke": {"problem": "bad_password_catalog", "mitigation": False, "baseline_s": 3, "settle_s": 3, "probe_s": 1},
         "paper headline": {"problem": "retry_storm_checkout", "alert_s": 30.0},
         "crash loop": {"problem": "crashloop_checkout"},
         "retry storm (metastable)": {"problem": "retry_storm_checkout"},
@@ -173,7 +173,7 @@ SWEEP = Experiment(
         *LLM,
     ],
     presets={
-        "smoke": {"problem_set": "no_fault", "mitigation": False, "baseline_s": 4, "settle_s": 3, "probe_s": 2},
+        "smoke": {"problem_set": "no_fault", "mitigation": False, "baseline_s": 3, "settle_s": 2, "probe_s": 1},
         "paper headline": {"problem_set": "suite", "agents": "scripted", "n_seeds": 2},
         "metastable vs crash": {"problem_set": "metastable", "n_seeds": 2},
     },
@@ -260,7 +260,7 @@ NOISE_EXP = Experiment(
         *_timing(10.0, 6.0),
     ],
     presets={
-        "smoke": {"levels": "off", "baseline_s": 3, "settle_s": 2, "probe_s": 2},
+        "smoke": {"levels": "off", "baseline_s": 2, "settle_s": 2, "probe_s": 1},
         "paper headline": {"n_seeds": 3, "n_controls": 5},
     },
     panels=[

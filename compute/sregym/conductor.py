@@ -166,6 +166,13 @@ async def run_incident(
         env.baseline_window = (2.0, env.sup.now())
         oracle = MitigationOracle(env, problem.pulse_target, tm.probe_s, tm.deadline_s, tm.pulse_settle_s)
         oracle.capture_baseline()
+        # was the system itself within the SLO before the fault? (if not, failures are the environment's)
+        b0, b1 = env.baseline_window[0], env.baseline_window[1] - env.gen.timeout - 0.5
+        base_ok, base_why = judge_window(
+            env.gen.window(b0, b1), {n: env.obs.window(n, b0, b1) for n in SERVICES}, _relaxed()
+        )
+        oracle.baseline_ok = base_ok
+        result["baseline_slo"] = {"success": base_ok, "reason": base_why}
         noise_gen.start()
         t_inject = env.sup.now()
         if fault is not None:

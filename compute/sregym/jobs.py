@@ -155,6 +155,10 @@ def _summary(res: dict[str, Any]) -> dict[str, Any]:
         out["localization_score"] = res["localization"]["detail"].get("score", 0.0)
     for k in ("ttd", "ttl", "ttm"):
         out[k] = res.get(k)
+    if "mitigation" in res:
+        out["mitigation_reason"] = res["mitigation"]["reason"][:160]
+        out["environment_failure"] = res["mitigation"].get("failure_class") == "environment"
+    out["baseline_slo"] = res.get("baseline_slo", {}).get("success")
     return out
 
 
@@ -172,9 +176,11 @@ def aggregate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 return round(100 * sum(vals) / len(vals), 1) if vals else None
 
             ttm = [r["ttm"] for r in sub if r.get("ttm") is not None]
+            clean = [r for r in sub if not r.get("environment_failure") and not r.get("environment_error")]
             out.append({"agent": agent, "category": cat, "n": len(sub), "detection %": rate("detection"),
                         "localization %": rate("localization"), "diagnosis %": rate("diagnosis"),
-                        "mitigation %": rate("mitigation"), "median TTM s": round(statistics.median(ttm), 1) if ttm else None})  # fmt: skip
+                        "mitigation %": rate("mitigation"), "mitigation % (healthy baseline)": rate("mitigation", clean),
+                        "environment failures": len(sub) - len(clean), "median TTM s": round(statistics.median(ttm), 1) if ttm else None})  # fmt: skip
     return out
 
 

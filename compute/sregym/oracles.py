@@ -101,6 +101,7 @@ class MitigationOracle:
         self.pulse_ms, self.pulse_s = pulse_ms, pulse_s
         self.slo = slo or Slo()
         self.baseline: dict[str, Any] = {}
+        self.baseline_ok = True  # False when the system violated the SLO before any fault (a starved machine)
         self.probes: list[dict[str, Any]] = []
 
     def capture_baseline(self) -> dict[str, Any]:
@@ -125,6 +126,13 @@ class MitigationOracle:
         return ok, why
 
     async def evaluate(self) -> dict[str, Any]:
+        v = await self._evaluate()
+        if not v["success"] and not self.baseline_ok:
+            v["failure_class"] = "environment"
+            v["reason"] = "baseline already violated the SLO; " + v["reason"]
+        return v
+
+    async def _evaluate(self) -> dict[str, Any]:
         env = self.env
         if not env.gen.running:
             return verdict(False, "load generator not running", "environment")
