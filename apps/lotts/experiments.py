@@ -30,8 +30,9 @@ PAPER = Paper(
 
 WORLD = [
     Choice("size", 16, choices=[(16, "16×16"), (32, "32×32")], label="image side S", group="World"),
-    Int("width", 32, min=8, max=64, label="UNet width (blocks w, 2w, 2w)", group="World"),
-    Int("train_steps", 1500, min=2, max=20000, log=True, label="denoiser training steps", group="World"),
+    Int("width", 16, min=8, max=64, label="UNet width (blocks w, 2w, 2w)", group="World"),
+    Choice("prediction", "v", choices=[("v", "v-prediction (SD2.1-v)"), ("eps", "ε-prediction")], group="World"),
+    Int("train_steps", 1200, min=2, max=20000, log=True, label="denoiser training steps", group="World"),
     Int("n_train", 20000, min=100, max=200000, log=True, label="training renders", group="World"),
     Int("verifier_steps", 600, min=2, max=5000, log=True, label="verifier training steps", group="World"),
     Float("p_def", 0.4, min=0.0, max=0.9, label="p_def (defective training fraction)", group="World"),
@@ -79,9 +80,10 @@ BUILD = Experiment(
         "smoke": TINY_WORLD,
         "micro (tests)": {"width": 16, "train_steps": 400, "n_train": 3000, "verifier_steps": 150},
         "paper headline": {},
+        "spec width 32": {"width": 32, "train_steps": 1500},
     },
     panels=[
-        Line("Denoiser loss", keys=["train/loss"], x_label="step", y_label="ε-MSE (smoothed)", y_log=True, width=6),
+        Line("Denoiser loss", keys=["train/loss"], x_label="step", y_label="v-MSE (smoothed)", y_log=True, width=6),
         Table("World", key="world", width=6),
         Table("Verifier accuracy on fresh renders", key="verifiers", width=12),
         Figure("Samples", key="samples", width=12),

@@ -1,6 +1,10 @@
 """DDPM schedule, DDIM (η = 0) sampling with classifier-free guidance, and LoTTS masked refinement.
 
-Noise schedule: linear β from 1e-4 to 0.02 over T = 1000 (DDPM); ε-prediction; DDIM with "leading"
+The network predicts v = √ᾱ·ε − √(1−ᾱ)·x₀ (SD2.1-v's parameterization; design choice: a tiny ε-model trained
+for minutes on CPU cannot predict ε precisely enough at high noise, where x̂₀ errors are amplified by
+√((1−ᾱ)/ᾱ)); the sampler converts to ε̂ and runs the usual ε-form DDIM.
+
+Noise schedule: linear β from 1e-4 to 0.02 over T = 1000 (DDPM); DDIM with "leading"
 timesteps t_i = i·T/S (diffusers' default spacing), x̂₀ clipped to [-1, 1] (diffusers' clip_sample).
 """
 
@@ -49,12 +53,19 @@ class Sampler:
         return 1 if self.cfg_scale == 1.0 else 2
 
     def eps(self, x: torch.Tensor, t: int, ids: torch.Tensor, uncond: torch.Tensor) -> torch.Tensor:
+        """Guided ε̂ at timestep t (the network's v̂ is converted: ε̂ = √(1−ᾱ)·x_t + √ᾱ·v̂)."""
         tt = torch.full((x.shape[0],), t, dtype=torch.long, device=x.device)
         if self.cfg_factor == 1:
-            return self.net(x, tt, ids)
+            return self.to_eps(self.net(x, tt, ids), x, t)
         e = self.net(torch.cat([x, x]), torch.cat([tt, tt]), torch.cat([ids, uncond]))
         ec, eu = e.chunk(2)
-        return eu + self.cfg_scale * (ec - eu)
+        return self.to_eps(eu + self.cfg_scale * (ec - eu), x, t)
+
+    def to_eps(self, out: torch.Tensor, x: torch.Tensor, t: int) -> torch.Tensor:
+        if self.net.unet.cfg.prediction == "eps":
+            return out
+        a = self.ac[t]
+        return (1 - a).sqrt() * x + a.sqrt() * out
 
     def step(self, x: torch.Tensor, t: int, t_prev: int, eps: torch.Tensor) -> torch.Tensor:
         """Deterministic DDIM update x_t → x_{t_prev} (ᾱ of t_prev < 0 is 1)."""

@@ -32,6 +32,7 @@ class UNetConfig:
     heads: int = 2
     vocab: int = len(VOCAB)
     seq_len: int = SEQ_LEN
+    prediction: str = "v"  # "v" (SD2.1's v-prediction) or "eps"; samplers always work with ε̂
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -124,7 +125,7 @@ class TextEncoder(nn.Module):
 
 
 class TinyUNet(nn.Module):
-    """ε-prediction UNet: S → S/2 (attn) → S/4 (attn) → S/2 (attn) → S."""
+    """Denoising UNet (v- or ε-prediction): S → S/2 (attn) → S/4 (attn) → S/2 (attn) → S."""
 
     def __init__(self, cfg: UNetConfig) -> None:
         super().__init__()

@@ -91,7 +91,7 @@ class RefineSpec:
     t0: int = 500
     h_hol: int = 2
     lam: float = 0.3
-    loc_t: tuple[float, ...] = (0.4, 0.6)
+    loc_t: tuple[float, ...] = (0.2, 0.4)
     layers: str = "s2"
     dilate: int = 0
 

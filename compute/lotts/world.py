@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .config import WorldConfig
 from .data import caption_tokens, sample_batch
-from .diffusion import T_TRAIN, alphas_cumprod, q_sample
+from .diffusion import T_TRAIN, alphas_cumprod
 from .model import CountingUNet, TinyUNet, UNetConfig
 from .verifiers import HeldoutNet, SelectNet, train_verifier
 
@@ -34,11 +34,11 @@ class World:
 
 def unet_config(cfg: WorldConfig) -> UNetConfig:
     w = cfg.width
-    return UNetConfig(size=cfg.size, channels=(w, 2 * w, 2 * w), ctx_dim=max(32, 2 * w))
+    return UNetConfig(size=cfg.size, channels=(w, 2 * w, 2 * w), ctx_dim=max(32, 2 * w), prediction=cfg.prediction)
 
 
 def train_denoiser(cfg: WorldConfig, progress: Progress | None = None) -> tuple[TinyUNet, dict]:
-    """ε-prediction MSE, t ~ U{0..T−1}, AdamW with warm-up + cosine decay, EMA of the weights."""
+    """v-prediction MSE (ε-prediction if configured), t ~ U{0..T−1}, AdamW with warm-up + cosine decay, EMA of the weights."""
     rng = np.random.default_rng([cfg.world_seed, 11])
     torch.manual_seed(cfg.world_seed)
     data = sample_batch(cfg.n_train, cfg.size, rng, cfg.p_def)
@@ -64,7 +64,8 @@ def train_denoiser(cfg: WorldConfig, progress: Progress | None = None) -> tuple[
         eps = torch.randn_like(x0)
         a = ac[t][:, None, None, None]
         xt = a.sqrt() * x0 + (1 - a).sqrt() * eps
-        loss = F.mse_loss(net(xt, t, ids), eps)
+        target = eps if net.cfg.prediction == "eps" else a.sqrt() * eps - (1 - a).sqrt() * x0  # v-prediction
+        loss = F.mse_loss(net(xt, t, ids), target)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         opt.zero_grad()
@@ -80,7 +81,6 @@ def train_denoiser(cfg: WorldConfig, progress: Progress | None = None) -> tuple[
             progress(
                 step / cfg.train_steps, f"denoiser step {step}/{cfg.train_steps}, loss {np.mean(losses[-50:]):.4f}"
             )
-    _ = q_sample  # (kept for symmetry with sampling; the batch above inlines it)
     return ema.eval(), {"loss": losses, "denoiser_seconds": time.perf_counter() - t_start}
 
 
