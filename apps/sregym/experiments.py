@@ -229,7 +229,7 @@ METASTABLE = Experiment(
         "back-off 100 ms": {"retries": [3], "rates": [30.0, 50.0], "backoff_ms": 100},
     },
     panels=[
-        Figure("Phase diagram: goodput after removal, with λ(1+R) = μ", key="phase"),
+        Figure("Phase diagram: goodput at the end (last 5 s), with λ(1+R) = μ", key="phase"),
         Line("Goodput per second", keys=["goodput/*"], x_label="t (s)", y_label="fraction succeeded"),
         Line("Amplification (attempts / requests)", keys=["amplification/*"], x_label="t (s)"),
         Table("Grid", key="grid"),

@@ -275,7 +275,7 @@ async def metastability(params: dict[str, Any], rep: Reporter) -> dict[str, Any]
         res = await trigger_run(tc, on_second=on_second)
         res.pop("goodput")
         rows.append({"R": r, "λ (rps)": lam, "μ (rps)": mu, "λ(1+R)": lam * (1 + r), "predicted": classify(lam, mu, r),
-                     "goodput before": round(res["goodput_before"], 3), "goodput 20 s after": round(res["goodput_end"], 3),
+                     "goodput before": round(res["goodput_before"], 3), "goodput, last 5 s": round(res["goodput_end"], 3),
                      "s below 50% after removal": res["low_seconds_after_removal"], "recovery s": res["recovery_s"],
                      "observed": "stuck" if res["stuck"] else ("overloaded" if res["goodput_before"] < 0.5 else "recovered")})  # fmt: skip
         rep.table("grid", rows)
@@ -291,8 +291,8 @@ def phase_figure(rows: list[dict[str, Any]], mu: float, cfg: MetastableConfig) -
     return {
         "data": [
             {"type": "scatter", "mode": "markers", "x": [row["R"] for row in rows], "y": [row["λ (rps)"] for row in rows],
-             "marker": {"size": 22, "color": [row["goodput 20 s after"] for row in rows], "colorscale": "RdYlGn", "cmin": 0, "cmax": 1,
-                        "colorbar": {"title": {"text": "goodput"}}}, "name": "goodput 20 s after removal",
+             "marker": {"size": 22, "color": [row["goodput, last 5 s"] for row in rows], "colorscale": "RdYlGn", "cmin": 0, "cmax": 1,
+                        "colorbar": {"title": {"text": "goodput"}}}, "name": "goodput in the last 5 s",
              "text": [row["observed"] for row in rows]},
             {"type": "scatter", "mode": "lines", "x": r_line, "y": [boundary_rate(mu, r) for r in r_line], "name": "λ(1+R) = μ"},
             {"type": "scatter", "mode": "lines", "x": [0, max(rs) + 1], "y": [mu, mu], "name": "λ = μ", "line": {"dash": "dot"}},
