@@ -96,9 +96,11 @@ def localization_metrics(
             M = (upsample_scores(P - P.mean(1, keepdim=True), size) > 0).numpy()
         a = [auroc(scores[i], ps.masks[i]) for i in range(len(ps.attrs))]
         j = [iou(M[i], ps.masks[i]) for i in range(len(ps.attrs))]
+        rec = [float((M[i] & ps.masks[i]).sum() / max(1, ps.masks[i].sum())) for i in range(len(ps.attrs))]
         return {
             "auroc": float(np.nanmean(a)),
             "iou": float(np.nanmean(j)),
+            "recall": float(np.mean(rec)),
             "auroc_each": a,
             "iou_each": j,
             "M": M,
@@ -125,6 +127,9 @@ def localization_metrics(
         M = top_r_mask(torch.rand(len(ps.attrs), n_cells, generator=rg), r, size, dilate)[:, 0].numpy() > 0.5
         rand.append(np.nanmean([iou(M[i], ps.masks[i]) for i in range(len(ps.attrs))]))
     out["random_iou"] = float(np.mean(rand))
+    # the best IoU any mask of the same size can reach: |true| / |M| (defects are smaller than r·S²)
+    m_size = top_r_mask(torch.zeros(1, n_cells), r, size, dilate).sum().item()
+    out["iou_ceiling"] = float(np.mean([min(1.0, m.sum() / m_size) for m in ps.masks]))
     out["full"] = full
     out["by_kind"] = {
         k: {

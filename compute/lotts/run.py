@@ -293,9 +293,11 @@ def localization(params: dict, reporter: Reporter) -> dict:
     ps = planted_set(cfg.n_images, cfg.size, seed)
     out = localization_metrics(world, ps, cfg.r, cfg.lam, tuple(cfg.loc_t), cfg.layers, seed, cfg.dilate)
     abl = [
-        {"variant": k, "AUROC": round(v["auroc"], 3), "IoU": round(v["iou"], 3)} for k, v in out["ablations"].items()
+        {"variant": k, "AUROC": round(v["auroc"], 3), "IoU": round(v["iou"], 3), "recall": round(v["recall"], 3)}
+        for k, v in out["ablations"].items()
     ]
-    abl.append({"variant": "random mask (same r)", "AUROC": 0.5, "IoU": round(out["random_iou"], 3)})
+    abl.append({"variant": "random mask (same r)", "AUROC": 0.5, "IoU": round(out["random_iou"], 3), "recall": cfg.r})
+    abl.append({"variant": "IoU ceiling at this r (|true| / |M|)", "IoU": round(out["iou_ceiling"], 3)})
     reporter.table("ablations", abl)
     per_rows = [
         {"t": t, "layer": layer, "AUROC": round(v["auroc"], 3), "IoU": round(v["iou"], 3)}
@@ -325,6 +327,8 @@ def localization(params: dict, reporter: Reporter) -> dict:
         "auroc": round(full["auroc"], 3),
         "iou": round(full["iou"], 3),
         "random_iou": round(out["random_iou"], 3),
+        "iou_ceiling": round(out["iou_ceiling"], 3),
+        "recall": round(full["recall"], 3),
         "loc_nfe_per_image": out["loc_nfe_per_image"],
         **{
             f"auroc_{k.split()[0]}_{k.split()[1]}": round(v["auroc"], 3)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from apps.lab.declare import Experiment, ValidationError, missing_panel_data
 from apps.lotts.experiments import EXPERIMENTS, PAPER, QUALITY, SENSITIVITY
 from compute.core.reporter import MemoryReporter
+
+torch.set_num_threads(1)  # one thread, as the lab runner does (the machine is shared)
 
 
 def test_declarations() -> None:

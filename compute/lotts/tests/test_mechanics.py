@@ -14,6 +14,8 @@ from compute.lotts.model import CountingUNet, TinyUNet, UNetConfig
 from compute.lotts.search import sample_candidates
 from compute.lotts.verifiers import SelectNet, template_residual
 
+torch.set_num_threads(1)  # one thread, as the lab runner does (the machine is shared)
+
 S = 16
 
 
