@@ -159,7 +159,7 @@ SWEEP = Experiment(
     params=[
         Choice(
             "problem_set",
-            "misconfig",
+            "metastable",
             choices=["suite", *CATEGORIES, *PROBLEMS],
             label="problems",
             help="the 20-problem suite, one category, or one problem",
@@ -184,7 +184,7 @@ SWEEP = Experiment(
         Table("Per-problem verdicts", key="verdicts"),
         Scatter("Mitigation success per run", keys=["mitigation/*"], x_label="run"),
     ],
-    cost_seconds=240,
+    cost_seconds=160,
     soft_time_limit=3600,
     time_limit=3700,
     check=_llm_check,
@@ -216,7 +216,7 @@ METASTABLE = Experiment(
     ],
     presets={
         "smoke": {"retries": [3], "rates": [50.0], "warmup_s": 1, "trigger_s": 2, "after_s": 3},
-        "paper headline": {"retries": [0, 1, 2, 3], "rates": [20.0, 35.0, 50.0, 65.0], "after_s": 20},
+        "paper headline": {"retries": [0, 1, 2, 3], "rates": [25.0, 45.0, 65.0], "after_s": 15},
         "R = 3 vs R = 0 (key test)": {"retries": [0, 3], "rates": [50.0], "trigger_s": 10, "after_s": 15},
         "spec scale: c = 8, λ = 100": {
             "retries": [0, 3],
@@ -251,7 +251,7 @@ NOISE_EXP = Experiment(
         Choice("problem", "bad_password_catalog", choices=[p for p in PROBLEMS if p != "no_fault"]),
         Choice(
             "levels",
-            "off,low,high",
+            "off,high",
             choices=[("off,low,high", "off, low, high"), ("off", "off only"), ("off,high", "off, high")],
             label="noise levels",
         ),  # fmt: skip
@@ -261,7 +261,7 @@ NOISE_EXP = Experiment(
     ],
     presets={
         "smoke": {"levels": "off", "baseline_s": 2, "settle_s": 2, "probe_s": 1},
-        "paper headline": {"n_seeds": 3, "n_controls": 5},
+        "paper headline": {"levels": "off,low,high", "n_seeds": 3, "n_controls": 5},
     },
     panels=[
         Line(
