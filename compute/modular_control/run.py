@@ -274,6 +274,8 @@ def normalise(raw: dict, rand: dict, archs: list[str], conds: list[str], names_o
 
     R_ref = that robot's best in-distribution return across architectures (mean over seeds); for held-out XMLs,
     which have no in-distribution return, its best held-out return across architectures (design).
+    The denominator is floored at 1 + 0.1·|R_rand| (design): where no architecture beats the random policy on a
+    robot (short budgets), the ratio would otherwise explode.
     ``raw[arch][seed][cond]`` and ``rand[cond]`` are per-robot arrays.
     """
     seeds = list(next(iter(raw.values())).keys())
@@ -291,7 +293,7 @@ def normalise(raw: dict, rand: dict, archs: list[str], conds: list[str], names_o
         for s in seeds:
             out[a][s] = {}
             for c in conds:
-                denom = np.maximum(ref[c] - rand[c], 1e-6)
+                denom = np.maximum(ref[c] - rand[c], 1.0 + 0.1 * np.abs(rand[c]))  # floor: see docstring
                 out[a][s][c] = float(np.mean((raw[a][s][c] - rand[c]) / denom))
     return out
 
