@@ -325,6 +325,8 @@ def decode_speed(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 lambda mode, p=p: SP.synthetic_gather_modules(model, mode, p, cfg.rank, cfg.n_tokens + 1, cfg.seed),
             )
             share = e["dense"]["ffn_share"]
+            t_ffn = {m: e[m]["ffn_share"] / e[m]["tokens_per_s"] for m in ("dense", "svd")}
+            situ = t_ffn["dense"] / t_ffn["svd"]  # FFN speed-up inside the decode loop (hook timers)
             row = {
                 "density": p,
                 "ffn_speedup_svd": f["speedup_svd"],
@@ -334,6 +336,8 @@ def decode_speed(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 "e2e_speedup_oracle": e["oracle"]["tokens_per_s"] / e["dense"]["tokens_per_s"],
                 "e2e_speedup_gate_first": e["gate_first"]["tokens_per_s"] / e["dense"]["tokens_per_s"],
                 "amdahl_svd": SP.amdahl(share, f["speedup_svd"]),
+                "ffn_speedup_svd_in_situ": situ,
+                "amdahl_svd_in_situ": SP.amdahl(share, situ),
                 "dense_ffn_share": share,
                 "tokens_per_s_dense": e["dense"]["tokens_per_s"],
                 "tokens_per_s_svd": e["svd"]["tokens_per_s"],
