@@ -61,7 +61,7 @@ def main() -> None:
     ap.add_argument("--methods", default="steer,always_cot,never_cot,grpo,length_penalty,adathink,label_router")
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--lam", type=float, default=2e-3)
+    ap.add_argument("--lam", type=float, default=1e-3)
     ap.add_argument("--data", default="data")
     ap.add_argument("--out", default="/tmp/steer_bench")
     a = ap.parse_args()

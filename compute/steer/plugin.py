@@ -255,6 +255,10 @@ class SteerPlugin(Plugin):
         st["route/cot_rollouts"] = float(is_cot.mean())
         if deltas:
             st["delta/mean"] = float(np.mean(deltas))
+            for t in TIERS:
+                dt = [d for _, d, tt in scat if tt == t]
+                if dt:
+                    st[f"delta/{t}"] = float(np.mean(dt))
         st["delta/sigma"] = self.sigma.value
         st["tokens/per_scene"] = float(cost.mean())
         tiers = [s.meta["tier"] for s in batch.specs]
