@@ -308,7 +308,7 @@ ENGINE = Experiment(
         Int("capacity", 8000, min=500, max=200_000, log=True, label="KV capacity (tokens)"),
         Int("repeats", 3, min=1, max=9),
         Int("check_prompts", 8, min=1, max=50, label="prompts per policy checked against a full recompute"),
-        Int("threads", 2, min=1, max=16, label="torch threads"),
+        Int("threads", 1, min=1, max=16, label="torch threads", help="2 on an idle 2-core machine"),
     ],
     presets={
         "smoke": {
@@ -343,7 +343,7 @@ ENGINE = Experiment(
         Line("Measured prompts/s", keys=["throughput_measured/*"], mode="markers", width=6),
         Line("Predicted prompts/s", keys=["throughput_predicted/*"], mode="markers", width=6),
     ],
-    threads=2,
+    threads=1,
     cost_seconds=120,
     soft_time_limit=1700,
     time_limit=1800,

@@ -115,7 +115,7 @@ class EngineConfig(_Workload):
     capacity: int = 8000
     repeats: int = 3  # median of per-prompt times over repeats
     check_prompts: int = 8  # prompts per policy re-run without cache for max |Δlogit|
-    threads: int = 2
+    threads: int = 1  # 2 on an idle 2-core machine (spec); 1 under contention (2 threads thrash)
 
 
 @dataclass
