@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--job", default="sweep", help="sweep | metastability | noise_robustness | incident")
     ap.add_argument("--params", default="{}", help="JSON parameters for --job other than sweep")
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0, help="first seed")
     ap.add_argument("--agents", default="scripted")
     ap.add_argument("--problems", default="suite")
     ap.add_argument("--noise", default="off")
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rep = ConsoleReporter(sys.stderr)
-    params = {"problem_set": a.problems, "agents": a.agents, "n_seeds": a.seeds, "noise": a.noise,
+    params = {"problem_set": a.problems, "agents": a.agents, "n_seeds": a.seeds, "seed": a.seed, "noise": a.noise,
               "llm_base_url": a.llm_base_url}  # fmt: skip
     t0 = time.time()
     summary = asyncio.run(jobs.sweep(params, rep))

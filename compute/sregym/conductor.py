@@ -17,7 +17,7 @@ from typing import Any
 
 from compute.sregym.app.httpio import HttpError
 from compute.sregym.app.topology import MIX, SERVICES, make_configs
-from compute.sregym.control import Supervisor
+from compute.sregym.control import Supervisor, stop_task
 from compute.sregym.load import LoadGen
 from compute.sregym.noise import Noise
 from compute.sregym.obs import Observer
@@ -58,6 +58,7 @@ class Env:
     base_rate: float
     closed_port: int
     baseline_window: tuple[float, float] = (0.0, 0.0)
+    stopping: bool = False
     tasks: list[asyncio.Task] = field(default_factory=list)
 
 
@@ -84,22 +85,18 @@ async def deploy(run_dir: Path, problem: Problem | None, seed: int, rate: float)
 
 async def teardown(env: Env) -> None:
     env.gen.stop()
+    env.stopping = True
     for t in env.tasks:
-        t.cancel()
+        await stop_task(t)
     await env.obs.stop()
     await env.sup.stop()
-    for t in env.tasks:
-        try:
-            await t
-        except (asyncio.CancelledError, Exception):  # noqa: BLE001 - teardown must finish
-            pass
     env.obs.db.close()
 
 
 async def stream(env: Env, emit: Emit) -> None:
     """Emit each scraped second (per-service rps/err/p95, client goodput) and new control-plane events."""
     seen_t, n_events = -1.0, 0
-    while True:
+    while not env.stopping:
         await asyncio.sleep(1.0)
         vals = {}
         for name, row in list(env.obs.latest.items()):

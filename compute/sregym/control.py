@@ -73,6 +73,7 @@ class Supervisor:
         self.mesh: asyncio.subprocess.Process | None = None
         self.admin_port = 0
         self._task: asyncio.Task | None = None
+        self._stopping = False
         self._t0 = time.monotonic()
 
     def now(self) -> float:
@@ -193,7 +194,7 @@ class Supervisor:
             await self._mesh_admin("/admin/backends", {"name": st.name, "ports": list(backends)})
 
     async def _loop(self) -> None:
-        while True:
+        while not self._stopping:  # a flag as well as cancel: 3.11's wait_for can swallow a cancellation
             await asyncio.sleep(RECONCILE_S)
             for st in self.services.values():
                 try:
@@ -286,12 +287,9 @@ class Supervisor:
                 pass
 
     async def stop(self) -> None:
+        self._stopping = True
         if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await stop_task(self._task)
             self._task = None
         for st in self.services.values():
             for r in st.replicas:
@@ -306,6 +304,12 @@ class Supervisor:
                     os.waitpid(pid, 0)
                 except (ProcessLookupError, ChildProcessError):
                     pass
+
+
+async def stop_task(task: asyncio.Task, timeout: float = 5.0) -> None:
+    """Cancel a task and wait for it, bounded (a loop that lost its cancellation is abandoned)."""
+    task.cancel()
+    await asyncio.wait({task}, timeout=timeout)
 
 
 def _is_child(pid: int) -> bool:

@@ -15,6 +15,7 @@ import sqlite3
 from typing import Any
 
 from compute.sregym.app.topology import SERVICES
+from compute.sregym.control import stop_task
 
 LEVELS = {"off": (0, 60.0), "low": (1, 60.0), "high": (2, 30.0)}  # experiments per cycle, cycle period (s)
 DUTY = 120 / 300  # SREGym: 120 s experiments every 300 s
@@ -29,20 +30,17 @@ class Noise:
         self.task: asyncio.Task | None = None
         self.active: list[asyncio.Task] = []
         self.log: list[dict[str, Any]] = []
+        self.stopping = False
 
     def start(self) -> None:
         if LEVELS[self.level][0] > 0:
             self.task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
+        self.stopping = True
         for t in [self.task, *self.active]:
             if t and not t.done():
-                t.cancel()
-        for t in self.active:
-            try:
-                await t
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - cleanup must not fail
-                pass
+                await stop_task(t)
         for name in SERVICES:  # remove every noise toxic
             try:
                 await self.env.sup.set_toxics(name, {})
@@ -53,7 +51,7 @@ class Noise:
 
     async def _loop(self) -> None:
         n, period = LEVELS[self.level]
-        while True:  # bounded by the conductor, which cancels it
+        while not self.stopping:  # bounded by the conductor, which stops it
             for _ in range(n):
                 kind = self.rng.choice(KINDS)
                 target = self.rng.choice([s for s in SERVICES if s not in self.avoid] or SERVICES)

@@ -17,7 +17,7 @@ from typing import Any
 
 from compute.sregym.app.httpio import HttpError, request
 from compute.sregym.app.service import BUCKETS
-from compute.sregym.control import Supervisor
+from compute.sregym.control import Supervisor, stop_task
 from compute.sregym.load import LoadGen
 
 LINE = re.compile(r'^(\w+)\{service="[^"]*",pid="(\d+)"(?:,le="([^"]+)")?(?:,version="(\d+)")?\} (\S+)$')
@@ -83,6 +83,7 @@ class Observer:
         self.offsets: dict[str, int] = {}
         self.t_prev = sup.now()
         self.task: asyncio.Task | None = None
+        self.stopping = False
         self.latest: dict[str, dict[str, float]] = {}
         self.mono_to_wall = 0.0
 
@@ -90,20 +91,17 @@ class Observer:
         self.task = asyncio.create_task(self._loop())
 
     async def stop(self) -> None:
+        self.stopping = True
         if self.task:
-            self.task.cancel()
-            try:
-                await self.task
-            except asyncio.CancelledError:
-                pass
+            await stop_task(self.task)
 
     async def _loop(self) -> None:
-        while True:
+        while not self.stopping:
             await asyncio.sleep(1.0)
             try:
                 await self.scrape()
                 self.ingest()
-            except (sqlite3.Error, OSError, ValueError) as exc:
+            except (sqlite3.Error, OSError, ValueError, IndexError, KeyError) as exc:
                 self.sup.event("obs_error", "obs", str(exc))
 
     async def _metrics_of(self, port: int) -> dict[str, Any] | None:
