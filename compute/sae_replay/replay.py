@@ -56,6 +56,7 @@ class TrainSpec:
     n_dead_tokens: int = 1 << 14  # a latent is dead after this many tokens without firing (scaled-down 10⁶)
     jump_eps: float = 1e-3
     theta_init: float = 1e-3
+    theta_quantile_init: bool = False  # JumpReLU option: θ_j starts at the (1 − k/m) quantile of p_j (first batch)
     init_seed: int = 0  # same SAE initialization for every arm
 
 
@@ -89,6 +90,12 @@ def train_sae(
     stats: dict[str, float] = {}
     for s in range(n_steps):
         x = next_batch(spec.batch)
+        if s == 0 and spec.arch == "jumprelu" and spec.theta_quantile_init:
+            # option (off by default): start every latent firing at rate ≈ k/m instead of θ = 10⁻³.  Tried for
+            # short budgets; in our runs most latents then die (L0 → 0.4) because ε-kernel θ-updates are too rare
+            with torch.no_grad():
+                q = torch.quantile(sae.pre(x), 1.0 - spec.k / spec.m, dim=0)
+                sae.theta.copy_(q.clamp_min(spec.theta_init))
         dead = since_fired > spec.n_dead_tokens
         for gr in opt.param_groups:
             gr["lr"] = lr_at(s, n_steps, spec.lr)

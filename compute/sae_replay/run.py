@@ -51,7 +51,7 @@ def make_spec(cfg: SourceConfig, src: Source, T: int, arch: str | None = None, l
 
 def calibrate_lambda(cfg: SourceConfig, src: Source, T: int, reporter: Reporter) -> float:
     """JumpReLU λ with held-out L0 within 10 % of k: geometric bisection on short fresh runs (T/4 tokens)."""
-    lo, hi = 1e-4, 1.0
+    lo, hi = 1e-4, 10.0
     lam = math.sqrt(lo * hi)
     t_cal = max(cfg.batch * 8, T // 4)
     for it in range(7):
