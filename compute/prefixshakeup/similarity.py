@@ -7,6 +7,8 @@ packed bitsets with ``np.bitwise_count`` popcounts, and Python set loops.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 
@@ -24,8 +26,11 @@ def jaccard_matmul(records: list[list[int]], n_templates: int, device: str = "cp
     rows = np.repeat(np.arange(len(records)), [len(r) for r in records])
     cols = np.concatenate([np.asarray(r, dtype=np.int64) for r in records]) if records else np.zeros(0, np.int64)
     idx = torch.from_numpy(np.stack([rows, cols]).astype(np.int64))
-    X = torch.sparse_coo_tensor(idx, torch.ones(len(cols)), (len(records), n_templates), device=device).coalesce()
-    inter = torch.sparse.mm(X, X.t().coalesce()).to_dense()  # (n, n)
+    shape = (len(records), n_templates)
+    X = torch.sparse_coo_tensor(idx, torch.ones(len(cols)), shape, device=device, check_invariants=False).coalesce()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+        inter = torch.sparse.mm(X, X.t().coalesce()).to_dense()  # (n, n)
     size = torch.diagonal(inter)
     union = size[:, None] + size[None, :] - inter
     J = torch.where(union > 0, inter / union.clamp(min=1), torch.zeros_like(inter))
