@@ -28,6 +28,13 @@ PAPER = Paper(
     ),
 )
 
+LAYERS = [
+    ("down", "down block S/2"),
+    ("up", "up block S/2"),
+    ("s2", "both S/2 blocks"),
+    ("mid", "mid block S/4"),
+    ("all", "all"),
+]
 WORLD = [
     Choice("size", 16, choices=[(16, "16×16"), (32, "32×32")], label="image side S", group="World"),
     Int("width", 16, min=8, max=64, label="UNet width (blocks w, 2w, 2w)", group="World"),
@@ -52,6 +59,14 @@ SEARCH = [
     Float("lam", 0.3, min=0.0, max=2.0, label="λ: foreground prior", group="LoTTS"),
     FloatList("loc_t", [0.2, 0.4], min=0.02, max=0.98, min_len=1, max_len=4, label="localization t / T", group="LoTTS"),
     Int("dilate", 0, min=0, max=2, label="mask dilation (px)", group="LoTTS"),
+    Choice("layers", "down", choices=LAYERS, label="attention blocks", group="LoTTS"),
+    Choice(
+        "propagation",
+        "sa",
+        choices=[("sa", "② CA′ = SA·CA (paper)"), ("none", "skip ② (ablation)")],
+        label="step ② self-attention propagation",
+        group="LoTTS",
+    ),
     Float("cfg_scale", 3.0, min=1.0, max=7.0, label="CFG scale w", group="Sampling"),
     Int("steps", 20, min=4, max=50, label="DDIM steps S (η = 0)", group="Sampling"),
 ]
@@ -161,17 +176,7 @@ LOCALIZATION = Experiment(
         Float("r", 0.2, min=0.05, max=0.5, label="r: mask ratio"),
         Float("lam", 0.3, min=0.0, max=2.0, label="λ: foreground prior"),
         FloatList("loc_t", [0.2, 0.4], min=0.02, max=0.98, min_len=1, max_len=6, label="localization t / T"),
-        Choice(
-            "layers",
-            "s2",
-            choices=[
-                ("s2", "both S/2 blocks"),
-                ("down", "down S/2"),
-                ("up", "up S/2"),
-                ("mid", "mid S/4"),
-                ("all", "all"),
-            ],
-        ),
+        Choice("layers", "down", choices=LAYERS, label="attention blocks"),
         Int("dilate", 0, min=0, max=2, label="mask dilation (px)"),
         Int("gallery", 6, min=1, max=12, label="gallery rows"),
         *WORLD,

@@ -58,6 +58,8 @@ class SearchConfig(WorldConfig):
     cfg_scale: float = 3.0
     steps: int = 20  # DDIM steps S
     loc_t: tuple[float, ...] = (0.2, 0.4)  # localization t/T (SNR-matched to SD's 0.4T, 0.6T; see docs)
+    layers: str = "down"  # attention blocks averaged (the S/2 down block; see docs: ② inverts in the up block)
+    propagation: str = "sa"  # step ②: "sa" = CA′ = SA·CA (paper), "none" = skip ② (ablation)
     dilate: int = 0  # mask dilation (pixels)
     gallery: int = 4
 
@@ -70,7 +72,7 @@ class LocalizationConfig(WorldConfig):
     r: float = 0.2
     lam: float = 0.3
     loc_t: tuple[float, ...] = (0.2, 0.4)
-    layers: str = "s2"  # "s2" (both S/2 blocks), "down", "up", "mid" (S/4), "all"
+    layers: str = "down"  # "down" (S/2 down block), "up", "s2" (both S/2 blocks), "mid" (S/4), "all"
     dilate: int = 0
     gallery: int = 6
 

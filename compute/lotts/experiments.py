@@ -206,7 +206,17 @@ def quality_vs_nfe(world: World, cfg, seed: int, progress=None) -> QualityRun:
         if progress:
             progress(0.3 + 0.65 * mi / 3, f"{method}: refining {P}×{k_max} candidates")
         spec = RefineSpec(
-            method, cfg.branch, cfg.depth, cfg.r, t0, cfg.h_hol, cfg.lam, tuple(cfg.loc_t), "s2", cfg.dilate
+            method,
+            cfg.branch,
+            cfg.depth,
+            cfg.r,
+            t0,
+            cfg.h_hol,
+            cfg.lam,
+            tuple(cfg.loc_t),
+            cfg.layers,
+            cfg.dilate,
+            cfg.propagation == "sa",
         )
         roots = [Node(X[p, j], float(S[p, j]), 0, per) for p in range(P) for j in range(k_max)]
         keys = [(p, j) for p in range(P) for j in range(k_max)]

@@ -153,12 +153,13 @@ def localize(
     lam: float,
     loc_t: tuple[float, ...],
     gen: torch.Generator,
-    layers: str = "s2",
+    layers: str = "down",
     dilate: int = 0,
+    propagate: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The full ①–④ pipeline: returns (mask (B, 1, S, S), P (B, P))."""
+    """The full ①–④ pipeline (``propagate=False`` skips ②): returns (mask (B, 1, S, S), P (B, P))."""
     pos, neg = capture_maps(net, x0, attrs, loc_t, layers, gen)
-    P = score_map(pos, neg, lam)
+    P = score_map(pos, neg, lam, propagate=propagate)
     return top_r_mask(P, r, x0.shape[-1], dilate), P
 
 

@@ -369,7 +369,17 @@ def sensitivity(params: dict, reporter: Reporter) -> dict:
             knobs[cfg.grid_y] = yv
             t0 = int(round(knobs["t0_frac"] * T_TRAIN))
             spec = RefineSpec(
-                "lotts", cfg.branch, cfg.depth, knobs["r"], t0, int(knobs["h_hol"]), cfg.lam, tuple(cfg.loc_t)
+                "lotts",
+                cfg.branch,
+                cfg.depth,
+                knobs["r"],
+                t0,
+                int(knobs["h_hol"]),
+                cfg.lam,
+                tuple(cfg.loc_t),
+                cfg.layers,
+                0,
+                cfg.propagation == "sa",
             )
             one = 2 * len(cfg.loc_t) + cfg.branch * sampler.cfg_factor * (
                 len(sampler.restart_timesteps(t0)) + int(knobs["h_hol"])

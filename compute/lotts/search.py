@@ -92,8 +92,9 @@ class RefineSpec:
     h_hol: int = 2
     lam: float = 0.3
     loc_t: tuple[float, ...] = (0.2, 0.4)
-    layers: str = "s2"
+    layers: str = "down"
     dilate: int = 0
+    propagate: bool = True  # step ②
 
 
 @torch.no_grad()
@@ -122,7 +123,7 @@ def grow(
         before = net.nfe
         if spec.method == "lotts":
             gen = noise_gen(seed, 7, level, len(frontier), *frontier[0][2])
-            masks = localize(net, x, fa, spec.r, spec.lam, spec.loc_t, gen, spec.layers, spec.dilate)[0]
+            masks = localize(net, x, fa, spec.r, spec.lam, spec.loc_t, gen, spec.layers, spec.dilate, spec.propagate)[0]
         elif spec.method == "resample":
             masks = torch.ones(B, 1, size, size)
         else:
