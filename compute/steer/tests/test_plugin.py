@@ -173,3 +173,11 @@ def test_advantages_hook_on_a_known_batch() -> None:
     lp = SteerPlugin("length_penalty", lam=0.01)
     r2 = lp.assign_rewards(batch, rewards, state)
     assert torch.allclose(r2, rewards - 0.01 * torch.tensor(lengths, dtype=torch.float32))
+
+
+def test_pareto_front() -> None:
+    from compute.steer.run import pareto_front
+
+    # (tokens, score): (10, .9) and (30, .95) are the front; (30, .9) and (12, .85) are dominated; ties stay
+    pts = [(10.0, 0.9), (30.0, 0.95), (30.0, 0.9), (12.0, 0.85), (10.0, 0.9)]
+    assert pareto_front(pts) == [0, 1, 4]
