@@ -118,3 +118,28 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     if rx.std() == 0 or ry.std() == 0:
         return 0.0
     return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def reward_landscape(
+    model: Any,
+    task: Any,
+    problems: list[Any],
+    temperatures: tuple[float, ...] = (1.0, 0.7),
+    n: int = 4,
+    max_new: int = 64,
+) -> list[dict[str, Any]]:
+    """Mean EPDMS-lite of n sampled responses per scene with the route forced, per tier and temperature: the reward
+    landscape the label-free RL signals see (greedy scores can disagree with it)."""
+    out = []
+    for temp in temperatures:
+        for route in (THINK, DIRECT):
+            rows: list[dict[str, Any]] = []
+            for k in range(n):
+                rows += rollout_eval(model, task, problems, route, max_new, temperature=temp, seed=k)
+            rec: dict[str, Any] = {"temperature": temp, "route": route}
+            for t in (*TIERS, "all"):
+                sel = [r["epdms"] for r in rows if t == "all" or r["tier"] == t]
+                rec[t] = float(np.mean(sel)) if sel else float("nan")
+            rec["tokens"] = float(np.mean([r["tokens"] for r in rows]))
+            out.append(rec)
+    return out
