@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 
@@ -34,8 +34,14 @@ class WorldConfig(_FromParams):
     verifier_steps: int = 600  # steps of each verifier CNN
     world_seed: int = 0  # data and init seed of the world; the run seed does not change the cached world
 
+    def world(self) -> WorldConfig:
+        """The world part of any derived config (experiment configs inherit WorldConfig)."""
+        return WorldConfig(**{f.name: getattr(self, f.name) for f in fields(WorldConfig)})
+
     def key(self) -> str:
-        return hashlib.sha1(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:10]
+        """Cache key: a hash of the world fields only (experiment fields never change the world)."""
+        world = {f.name: getattr(self, f.name) for f in fields(WorldConfig)}
+        return hashlib.sha1(json.dumps(world, sort_keys=True).encode()).hexdigest()[:10]
 
 
 # the test-size world (spec §2: tests train a micro config)

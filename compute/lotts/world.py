@@ -90,6 +90,7 @@ def _path(cfg: WorldConfig, cache_dir: Path) -> Path:
 
 def build_world(cfg: WorldConfig, cache_dir: Path, progress: Progress | None = None, force: bool = False) -> World:
     """Load the cached world for ``cfg`` or train it (denoiser, selection verifier, held-out evaluator)."""
+    cfg = cfg.world()
     path = _path(cfg, cache_dir)
     if path.exists() and not force:
         blob = torch.load(path, map_location="cpu", weights_only=False)
