@@ -2,7 +2,7 @@
 
 Run (from the repository root):  PYTHONPATH=. .venv/bin/python bench/prefixshakeup_similarity.py [--users 250,500,1000]
 
-Rows (same process, one thread, best of --repeat, so machine contention largely cancels in the ratios):
+Rows (same process, one thread, best of --repeat; engine policies interleaved per repeat, median):
 * similarity: users/s of the three all-pairs Jaccard implementations (Python sets only up to --max-sets users);
 * engine: prompts/s per policy on the real tiny LM (4 layers, d = 256, random init) with prefix-KV reuse at a
   binding KV capacity, planning time included, and the ratio to LPM sorting.
@@ -42,11 +42,12 @@ def main() -> None:
     ap.add_argument("--engine-prompts", type=int, default=60)
     ap.add_argument("--records", type=int, default=60)
     ap.add_argument("--capacity", type=int, default=8000)
+    ap.add_argument("--skip-similarity", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     print("== all-pairs Jaccard (users/s; ratio = matmul / other)")
     print(f"{'users':>6} {'matmul':>10} {'bitset':>10} {'sets':>10} {'×bitset':>8} {'×sets':>8}")
-    for n in [int(x) for x in args.users.split(",")]:
+    for n in [] if args.skip_similarity else [int(x) for x in args.users.split(",")]:
         wl = generate(WorkloadConfig(users=n, seed=0))
         t_mm = _best(lambda wl=wl: jaccard_matmul(wl.records, wl.cfg.templates), args.repeat)
         t_bs = _best(lambda wl=wl: jaccard_bitset(wl.records, wl.cfg.templates), args.repeat)
@@ -71,13 +72,18 @@ def main() -> None:
     plans["shakeup d=0"] = plan_shakeup(wl, 0, 10, args.capacity)
     plans["shakeup d=8"] = plan_shakeup(wl, 8, 10, args.capacity)
     eng.run(plans["original"].prompts(wl)[:5], args.capacity)  # warm-up
+    prompts = {name: plan.prompts(wl) for name, plan in plans.items()}
+    secs: dict[str, list[float]] = {name: [] for name in plans}
+    phr = {}
+    for _ in range(args.repeat):  # policies interleaved within each repeat, so load drifts hit all of them
+        for name in plans:
+            run = eng.run(prompts[name], args.capacity)
+            secs[name].append(run.total_seconds)
+            phr[name] = run.sched.phr
     thr = {}
     for name, plan in plans.items():
-        prompts = plan.prompts(wl)
-        secs = [eng.run(prompts, args.capacity).total_seconds for _ in range(args.repeat)]
-        thr[name] = len(prompts) / (plan.planning_seconds + float(np.median(secs)))
-        phr = eng.run(prompts, args.capacity).sched.phr
-        print(f"{name:>12}: {thr[name]:8.2f} prompts/s  PHR {phr:.3f}")
+        thr[name] = len(prompts[name]) / (plan.planning_seconds + float(np.median(secs[name])))
+        print(f"{name:>12}: {thr[name]:8.2f} prompts/s  PHR {phr[name]:.3f}  planning {plan.planning_seconds:.3f} s")
     print("ratios vs lpm: " + ", ".join(f"{k} {v / thr['lpm']:.2f}×" for k, v in thr.items()))
     print("ratios vs original: " + ", ".join(f"{k} {v / thr['original']:.2f}×" for k, v in thr.items()))
 
