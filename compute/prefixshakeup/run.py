@@ -36,10 +36,10 @@ def _policy_plans(wl: Workload, cfg: Any, capacity: int | None, d: int) -> dict[
         "lpm": make_plan("lpm", wl),
         "ggr": plan_ggr(wl, m=cfg.recency),
         "shakeup_d0": plan_shakeup(
-            wl, 0, cfg.recency, capacity, cfg.clusters, batch_size=cfg.batch_size, seed=cfg.seed
+            wl, 0, cfg.recency, capacity, cfg.clusters, batch_size=cfg.batch_size, device=cfg.device, seed=cfg.seed
         ),
         f"shakeup_d{d}": plan_shakeup(
-            wl, d, cfg.recency, capacity, cfg.clusters, batch_size=cfg.batch_size, seed=cfg.seed
+            wl, d, cfg.recency, capacity, cfg.clusters, batch_size=cfg.batch_size, device=cfg.device, seed=cfg.seed
         ),
     }
 
@@ -266,7 +266,9 @@ def incremental(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     rng = seed_everything(cfg.seed)
     torch.set_num_threads(1)
     wl = generate(cfg.workload())
-    base = plan_shakeup(wl, cfg.d, cfg.recency, cfg.capacity, batch_size=cfg.batch_size, seed=cfg.seed)
+    base = plan_shakeup(
+        wl, cfg.d, cfg.recency, cfg.capacity, batch_size=cfg.batch_size, device=cfg.device, seed=cfg.seed
+    )
     adaptor = Adaptor(wl, base, cfg.d, cfg.recency, cfg.threshold)
     stale = base
     rows = []
@@ -275,7 +277,9 @@ def incremental(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             old_lengths = [len(r) for r in wl.records]
             add_round(wl, rng, cfg.frac_users, cfg.frac_records)
             t0 = time.perf_counter()
-            full = plan_shakeup(wl, cfg.d, cfg.recency, cfg.capacity, batch_size=cfg.batch_size, seed=cfg.seed)
+            full = plan_shakeup(
+                wl, cfg.d, cfg.recency, cfg.capacity, batch_size=cfg.batch_size, device=cfg.device, seed=cfg.seed
+            )
             t_full = time.perf_counter() - t0
             ad_plan, info = adaptor.update(wl)
             stale = no_update(wl, stale, old_lengths)
