@@ -70,6 +70,7 @@ PAPER_APPS = [
     "apps.ssdg_explainer",
     "apps.stapo",
     "apps.seirenes",
+    "apps.prefixshakeup",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
