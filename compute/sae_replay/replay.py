@@ -9,7 +9,6 @@ T, the batch size, the per-step LR schedule and the target L0 are identical acro
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -120,16 +119,3 @@ def train_sae(
 
 def n_steps(n_tokens: int, batch: int) -> int:
     return max(1, n_tokens // batch)
-
-
-def pool_sizes(T: int, R_list: list[int]) -> list[tuple[int, int]]:
-    """(R, U = T/R) pairs, R rounded so that U is an integer."""
-    out = []
-    for R in R_list:
-        U = T // R
-        out.append((int(round(T / U)), U))
-    return out
-
-
-def log2i(x: float) -> int:
-    return int(round(math.log2(x)))
