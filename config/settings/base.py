@@ -71,6 +71,7 @@ PAPER_APPS = [
     "apps.stapo",
     "apps.seirenes",
     "apps.prefixshakeup",
+    "apps.sae_replay",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
