@@ -72,6 +72,7 @@ PAPER_APPS = [
     "apps.seirenes",
     "apps.prefixshakeup",
     "apps.sae_replay",
+    "apps.lotts",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
