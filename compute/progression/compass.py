@@ -33,7 +33,7 @@ def wrap(theta: np.ndarray) -> np.ndarray:
 def compass(z: np.ndarray, theta0: float, start: np.ndarray, sign: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """(theta, r) per window; theta = s * unwrap(wrap(raw - theta0)) within each unit rows start[u]:start[u+1]."""
     th = wrap(raw_angle(z) - theta0)
-    for a, b in zip(start[:-1], start[1:]):
+    for a, b in zip(start[:-1], start[1:], strict=True):
         th[a:b] = np.unwrap(th[a:b])
     return sign * th, np.linalg.norm(z, axis=1)
 

@@ -166,7 +166,7 @@ class TripletSampler:
         self.lo = np.zeros(n, dtype=np.int64)
         self.hi = np.zeros(n, dtype=np.int64)
         bounds = np.flatnonzero(np.diff(self.unit)) + 1
-        for a, b in zip(np.r_[0, bounds], np.r_[bounds, n]):
+        for a, b in zip(np.r_[0, bounds], np.r_[bounds, n], strict=True):
             k = self.key[a:b]
             s = 1.0 if k[-1] >= k[0] else -1.0
             ks = s * k  # ascending
@@ -213,7 +213,7 @@ def naive_sample(
 def proto_masks(start: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Boolean masks of each training unit's first / last N_PROTO_WINDOWS windows."""
     is_start, is_end = np.zeros(n, bool), np.zeros(n, bool)
-    for a, b in zip(start[:-1], start[1:]):
+    for a, b in zip(start[:-1], start[1:], strict=True):
         k = min(N_PROTO_WINDOWS, (b - a) // 2)
         is_start[a : a + k] = True
         is_end[b - k : b] = True

@@ -71,7 +71,7 @@ def _condition_labels(ds: Dataset) -> tuple[list[np.ndarray], list[np.ndarray], 
 
 def _windows(units: list[Unit], cycles: list[np.ndarray], w: int) -> Windows:
     Xs, unit, t, rul, health, life, cond, mode, start = [], [], [], [], [], [], [], [], [0]
-    for i, (u, c) in enumerate(zip(units, cycles)):
+    for i, (u, c) in enumerate(zip(units, cycles, strict=True)):
         L = len(c)
         if L < w:  # left-pad with the first cycle (never happens with the built-in sources)
             c = np.concatenate([np.repeat(c[:1], w - L, axis=0), c])
@@ -119,9 +119,9 @@ def prepare(ds: Dataset, window: int) -> Prepared:
         x = u.sensors[:, keep]
         return (x - mean[c]) / std[c] if n_c > 1 else x
 
-    ztrain = [zscore(u, c) for u, c in zip(ds.train, ctrain)]
-    ztest = [zscore(u, c) for u, c in zip(ds.test, ctest)]
-    zhold = [zscore(u, c) for u, c in zip(ds.holdout, chold)]
+    ztrain = [zscore(u, c) for u, c in zip(ds.train, ctrain, strict=True)]
+    ztest = [zscore(u, c) for u, c in zip(ds.test, ctest, strict=True)]
+    zhold = [zscore(u, c) for u, c in zip(ds.holdout, chold, strict=True)]
     Z = np.concatenate(ztrain)
     lo, hi = Z.min(0), Z.max(0)
     span = np.where(hi - lo > 0, hi - lo, 1.0)

@@ -3,7 +3,8 @@ downstream heads (linear, Tr on a context of latent states) and the supervised M
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch

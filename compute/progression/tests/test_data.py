@@ -15,8 +15,10 @@ def test_health_curve_endpoints_and_monotone(T: int, d0: float, b: float) -> Non
     assert np.all(np.diff(h) <= 0)  # non-increasing
 
 
-@pytest.mark.parametrize("source", ["fd001", "fd004", "neural", "reacher"])
+@pytest.mark.parametrize("source", ["fd001", "fd004", "neural", "reacher", "pump"])
 def test_units_health_monotone_rul_is_time_to_failure(source: str) -> None:
+    if source == "pump":
+        pytest.importorskip("progpy")
     ds = make_dataset(source, 6, seed=3, n_holdout=2)
     for u in ds.train + ds.holdout:
         assert np.all(np.diff(u.health) <= 1e-12)
@@ -58,3 +60,13 @@ def test_prepare_drops_flat_channels_scales_on_train_and_caps_windows() -> None:
     early = W.life < 0.2
     means = [W.X[early & (W.condition == c), -1].mean(0) for c in range(6)]
     assert np.ptp(np.stack(means), axis=0).max() < 0.1
+
+
+def test_pump_health_is_progpy_impeller_event_state() -> None:
+    """Pump units start at h = 1 (A = A_0), fail at A <= A_lim, and the flow falls with the impeller area."""
+    pytest.importorskip("progpy")
+    ds = make_dataset("pump", 3, seed=0)
+    for u in ds.train:
+        assert u.health[0] == 1.0 and 0.0 < u.health[-2] < 0.02  # event state 1 at start, ~0 before failure
+        assert 100 <= u.T <= 600
+        assert u.sensors[-20:, 1].mean() < 0.85 * u.sensors[:20, 1].mean()  # Qout drops as A wears
