@@ -28,7 +28,7 @@ PAPER = Paper(
         "30-75, <=30): the 'no proxy labels' claim of the abstract does not hold for it. The time-index ablation "
         "(groups from t/T) is a design choice that tests that claim. Data are generated offline (no C-MAPSS "
         "archive): a C-MAPSS-like turbofan generator (Saxena 2008 exponential wear), a numpy neural population with a "
-        "line-attractor mode, a numpy two-link reacher and NASA progpy's centrifugal pump run to impeller-wear "
+        "line-attractor mode, a two-link reacher (numpy, or MuJoCo Reacher-v5 via gymnasium) and NASA progpy's centrifugal pump run to impeller-wear "
         "failure (optional package). Design choices: the compass uses one global offset theta0 "
         "and one global orientation sign; the Tr-STEP head is a 2-layer transformer over the last 30 (theta, r); "
         "test units are scored at their last window against min(RUL, 125)."
@@ -42,6 +42,7 @@ FD_CHOICES = [
     ("fd004", "FD004-like: 6 conditions, 2 fault modes"),
     ("neural", "neural population with a line-attractor drift"),
     ("reacher", "two-link reacher task progress"),
+    ("reacher_mujoco", "MuJoCo Reacher-v5 (gymnasium) task progress"),
     ("pump", "progpy centrifugal pump, impeller wear to failure"),
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-SOURCES = ("fd001", "fd002", "fd003", "fd004", "neural", "reacher", "pump")
+SOURCES = ("fd001", "fd002", "fd003", "fd004", "neural", "reacher", "reacher_mujoco", "pump")
 FD_SOURCES = ("fd001", "fd002", "fd003", "fd004")
 
 

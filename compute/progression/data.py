@@ -7,6 +7,8 @@
   evidence pulses from 0 to 1 (end state = bound), mixed with a nuisance rotational mode.
 * ``reacher_like``: a planar two-link arm tracking a minimum-jerk reach (numpy kinematics; stands in for the
   MuJoCo Reacher, which is not installed); progress = minimum-jerk phase.
+* ``reacher_mujoco``: the same minimum-jerk reach executed in MuJoCo by gymnasium's ``Reacher-v5`` with a PD
+  controller (needs the optional ``gymnasium`` + ``mujoco`` packages; ``reacher_like`` is the numpy fallback).
 * ``pump_progpy``: NASA progpy's centrifugal pump (Daigle & Goebel 2013) run to impeller-wear failure; health =
   progpy's ImpellerWearFailure event state (needs the optional ``progpy`` package).
 
@@ -288,6 +290,49 @@ def pump_progpy(n_train: int, n_test: int, seed: int, n_holdout: int = 0) -> Dat
     return Dataset("pump", train, test, holdout=[make_unit() for _ in range(n_holdout)])
 
 
+def reacher_mujoco(n_train: int, n_test: int, seed: int, n_holdout: int = 0) -> Dataset:
+    """gymnasium ``Reacher-v5`` (MuJoCo physics, dt = 0.02 s) driven along a minimum-jerk joint reference.
+
+    Per unit: start joints q0, goal q1 (target placed at the fingertip position of q1), T ~ U{120..360} steps;
+    action = clip(0.05 (q_ref - q) + 0.005 (dq_ref - dq) + N(0, 0.02^2), -1, 1) with q_ref = q0 + s(t/T)(q1 - q0).
+    Channels: the 10 Reacher-v5 observations (cos q, sin q, target xy, dq, fingertip - target) + the 2 actions.
+    Health h = 1 - s(t/T) (task progress), as in ``reacher_like``. Design choice (controller, gains, ranges).
+    """
+    try:
+        import gymnasium as gym
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("source 'reacher_mujoco' needs gymnasium==1.4.0 with mujoco (see docs)") from e
+    env = gym.make("Reacher-v5").unwrapped
+    env.reset(seed=seed)
+    l1, l2 = 0.1, 0.11
+    rng = np.random.default_rng(seed)
+
+    def make_unit() -> Unit:
+        T = int(rng.integers(120, 361))
+        q0 = np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-2.5, 2.5)])
+        q1 = q0 + rng.uniform(0.8, 2.0, 2) * rng.choice([-1.0, 1.0], 2)
+        q1[1] = np.clip(q1[1], -2.8, 2.8)
+        target = np.array([l1 * np.cos(q1[0]) + l2 * np.cos(q1.sum()), l1 * np.sin(q1[0]) + l2 * np.sin(q1.sum())])
+        env.set_state(np.r_[q0, target], np.zeros(4))
+        tau = np.arange(T + 1) / T
+        s = 10 * tau**3 - 15 * tau**4 + 6 * tau**5
+        ds = (30 * tau**2 - 60 * tau**3 + 30 * tau**4) / (T * env.dt)
+        rows = []
+        for k in range(T + 1):
+            q, dq = env.data.qpos[:2].copy(), env.data.qvel[:2].copy()
+            a = 0.05 * (q0 + s[k] * (q1 - q0) - q) + 0.005 * (ds[k] * (q1 - q0) - dq) + rng.normal(0.0, 0.02, 2)
+            a = np.clip(a, -1.0, 1.0)
+            obs = env.step(a)[0]
+            rows.append(np.r_[obs, a])
+        return Unit(np.array(rows), 1.0 - s, T - np.arange(T + 1, dtype=float), np.zeros(T + 1, dtype=int), T)
+
+    train = [make_unit() for _ in range(n_train)]
+    test = [_truncate(make_unit(), rng, 40) for _ in range(n_test)]
+    holdout = [make_unit() for _ in range(n_holdout)]
+    env.close()
+    return Dataset("reacher_mujoco", train, test, holdout=holdout)
+
+
 def make_dataset(source: str, n_units: int, seed: int, n_holdout: int = 0) -> Dataset:
     """Dispatch on the source name; ``n_units`` training units, as many truncated test units, full hold-outs."""
     if source in VARIANTS:
@@ -296,6 +341,8 @@ def make_dataset(source: str, n_units: int, seed: int, n_holdout: int = 0) -> Da
         return neural_population(n_units, n_units, seed, n_holdout=n_holdout)
     if source == "reacher":
         return reacher_like(n_units, n_units, seed, n_holdout)
+    if source == "reacher_mujoco":
+        return reacher_mujoco(n_units, n_units, seed, n_holdout)
     if source == "pump":
         return pump_progpy(n_units, n_units, seed, n_holdout)
     raise ValueError(f"unknown source {source!r}")

@@ -15,10 +15,13 @@ def test_health_curve_endpoints_and_monotone(T: int, d0: float, b: float) -> Non
     assert np.all(np.diff(h) <= 0)  # non-increasing
 
 
-@pytest.mark.parametrize("source", ["fd001", "fd004", "neural", "reacher", "pump"])
+@pytest.mark.parametrize("source", ["fd001", "fd004", "neural", "reacher", "reacher_mujoco", "pump"])
 def test_units_health_monotone_rul_is_time_to_failure(source: str) -> None:
     if source == "pump":
         pytest.importorskip("progpy")
+    if source == "reacher_mujoco":
+        pytest.importorskip("gymnasium")
+        pytest.importorskip("mujoco")
     ds = make_dataset(source, 6, seed=3, n_holdout=2)
     for u in ds.train + ds.holdout:
         assert np.all(np.diff(u.health) <= 1e-12)
@@ -70,3 +73,14 @@ def test_pump_health_is_progpy_impeller_event_state() -> None:
         assert u.health[0] == 1.0 and 0.0 < u.health[-2] < 0.02  # event state 1 at start, ~0 before failure
         assert 100 <= u.T <= 600
         assert u.sensors[-20:, 1].mean() < 0.85 * u.sensors[:20, 1].mean()  # Qout drops as A wears
+
+
+def test_mujoco_reacher_reaches_the_target() -> None:
+    """The PD-tracked minimum-jerk reach ends near the target (fingertip-target distance shrinks)."""
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("mujoco")
+    ds = make_dataset("reacher_mujoco", 3, seed=0)
+    for u in ds.train:
+        assert u.sensors.shape[1] == 12 and u.health[0] == 1.0
+        d = np.linalg.norm(u.sensors[:, 8:10], axis=1)  # Reacher-v5 fingertip - target
+        assert d[-1] < 0.03 and d[-1] < 0.5 * d[0]
