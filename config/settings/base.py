@@ -73,6 +73,7 @@ PAPER_APPS = [
     "apps.prefixshakeup",
     "apps.sae_replay",
     "apps.lotts",
+    "apps.svd_sparsity",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
