@@ -6,7 +6,7 @@
 * ``neural_population``: spike counts of a population whose slow "line-attractor" mode integrates positive
   evidence pulses from 0 to 1 (end state = bound), mixed with a nuisance rotational mode.
 * ``reacher_like``: a planar two-link arm tracking a minimum-jerk reach (numpy kinematics; stands in for the
-  MuJoCo Reacher, which is not installed); progress = minimum-jerk phase.
+  MuJoCo Reacher; fallback when gymnasium / mujoco are absent); progress = minimum-jerk phase.
 * ``reacher_mujoco``: the same minimum-jerk reach executed in MuJoCo by gymnasium's ``Reacher-v5`` with a PD
   controller (needs the optional ``gymnasium`` + ``mujoco`` packages; ``reacher_like`` is the numpy fallback).
 * ``pump_progpy``: NASA progpy's centrifugal pump (Daigle & Goebel 2013) run to impeller-wear failure; health =
