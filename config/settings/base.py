@@ -74,6 +74,7 @@ PAPER_APPS = [
     "apps.sae_replay",
     "apps.lotts",
     "apps.svd_sparsity",
+    "apps.steer",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
