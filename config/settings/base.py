@@ -75,6 +75,7 @@ PAPER_APPS = [
     "apps.lotts",
     "apps.svd_sparsity",
     "apps.steer",
+    "apps.sregym",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
