@@ -76,6 +76,7 @@ PAPER_APPS = [
     "apps.svd_sparsity",
     "apps.steer",
     "apps.sregym",
+    "apps.modular_control",
 ]
 LOCAL_APPS = ["apps.lab", *PAPER_APPS]
 INSTALLED_APPS = DJANGO_APPS + THIRD_PARTY_APPS + LOCAL_APPS
