@@ -20,8 +20,9 @@ from compute.seirenes.task import SeirenesSFTConfig, make_task
 def main(size: str = "micro", steps: int = 2) -> None:
     torch.set_num_threads(2)
     task = make_task(SeirenesSFTConfig())
-    cfg = GRPOConfig(steps=steps, prompts_per_step=8, group_size=6, max_new=40, eval_every=0, record_every=0,
-                     post_update_kl=False)
+    cfg = GRPOConfig(
+        steps=steps, prompts_per_step=8, group_size=6, max_new=40, eval_every=0, record_every=0, post_update_kl=False
+    )
     times = {}
     for mode in ("clean", "static", "seirenes"):
         torch.manual_seed(0)

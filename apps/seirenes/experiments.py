@@ -36,8 +36,15 @@ SIZES = [("micro", "micro (tests)"), ("small", "small, 0.8 M"), ("medium", "medi
 def _params(steps: int) -> list[Any]:
     return [
         Choice("size", "small", choices=SIZES, label="model size", group="SFT checkpoint"),
-        Int("sft_tokens", 1_500_000, min=2_000, max=20_000_000, log=True, label="SFT token budget",
-            group="SFT checkpoint"),
+        Int(
+            "sft_tokens",
+            1_500_000,
+            min=2_000,
+            max=20_000_000,
+            log=True,
+            label="SFT token budget",
+            group="SFT checkpoint",
+        ),
         Float("sft_lr", 2e-3, min=1e-5, max=1e-2, log=True, label="SFT learning rate", group="SFT checkpoint"),
         Int("steps", steps, min=1, max=600, group="Self-play"),
         Int("questions", 8, min=2, max=16, label="questions per step", group="Self-play"),
@@ -62,8 +69,18 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
     return None
 
 
-SMOKE = {"size": "micro", "sft_tokens": 4000, "steps": 2, "questions": 2, "n_clean": 2, "n_hints": 2, "n_per_hint": 2,
-         "n_eval": 8, "hint_tokens": 12, "max_new": 16}
+SMOKE = {
+    "size": "micro",
+    "sft_tokens": 4000,
+    "steps": 2,
+    "questions": 2,
+    "n_clean": 2,
+    "n_hints": 2,
+    "n_per_hint": 2,
+    "n_eval": 8,
+    "hint_tokens": 12,
+    "max_new": 16,
+}
 
 SELFPLAY = Experiment(
     slug="selfplay",
@@ -81,8 +98,10 @@ SELFPLAY = Experiment(
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500},
     },
     panels=[
-        Line("Greedy accuracy (held-out problems)", keys=["eval/clean", "eval/train_family", "eval/heldout",
-                                                          "eval/self_hinted"]),
+        Line(
+            "Greedy accuracy (held-out problems)",
+            keys=["eval/clean", "eval/train_family", "eval/heldout", "eval/self_hinted"],
+        ),
         Line("Clean − hinted gap (greedy, training-family suite)", keys=["eval/gap"]),
         Line("Adversary reward and valid-hint rate", keys=["selfplay/adv_reward", "selfplay/valid_rate"]),
         Figure("Co-evolution portrait (p̂_clean vs p̂_hint, coloured by step)", key="portrait"),
@@ -111,8 +130,12 @@ ARMS = Experiment(
     compute="compute.seirenes.run:arms_run",
     params=[
         *_params(30),
-        Str("arms", "clean,static,seirenes", max_length=60,
-            pattern=r"^(clean|static|seirenes)(,(clean|static|seirenes))*$"),
+        Str(
+            "arms",
+            "clean,static,seirenes",
+            max_length=60,
+            pattern=r"^(clean|static|seirenes)(,(clean|static|seirenes))*$",
+        ),
         Int("n_seeds", 1, min=1, max=5, label="seeds", group="Evaluation"),
     ],
     presets={

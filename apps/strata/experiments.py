@@ -320,11 +320,13 @@ ISOFLOP = Experiment(
     cost_seconds=150,
     soft_time_limit=3500,
     time_limit=3600,
-    check=lambda p: ({"widths": "must be multiples of 16"} if any(w % 16 for w in p["widths"]) else None)
-    or (
-        {"tile": "must be at most nlat and divisible by patch"}
-        if p["tile"] > p["nlat"] or p["tile"] % p["patch"]
-        else None
+    check=lambda p: (
+        ({"widths": "must be multiples of 16"} if any(w % 16 for w in p["widths"]) else None)
+        or (
+            {"tile": "must be at most nlat and divisible by patch"}
+            if p["tile"] > p["nlat"] or p["tile"] % p["patch"]
+            else None
+        )
     ),
 )
 

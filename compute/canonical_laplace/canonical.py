@@ -95,7 +95,7 @@ def enorm_scales(
     ones = theta.new_ones
     ts = [ones(h) for h in mlp.hidden]
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is used after the loop)
         worst = 0.0
         for li in range(len(ts)):
             w, b = layers[li]
@@ -120,7 +120,7 @@ def canonical_scales(mlp: MLP, theta: Tensor, family: str = "A", gamma: float = 
     if family == "A":
         t0 = input_normal_scales(mlp, theta)
         t1 = output_normal_scales(mlp, theta)
-        return [a ** (1 - gamma) * b**gamma for a, b in zip(t0, t1)]
+        return [a ** (1 - gamma) * b**gamma for a, b in zip(t0, t1, strict=False)]
     if family == "B":
         return enorm_scales(mlp, theta)[0]
     raise ValueError(f"unknown canonicalizer family {family!r}")

@@ -72,7 +72,7 @@ def _tabular_fn(x: np.ndarray) -> np.ndarray:
     pairs = [(0, 1), (2, 3), (4, 5), (1, 6)]
     c = task.normal(0, 1.5, size=len(pairs))
     y = x @ a / math.sqrt(8)
-    for (i, j), cij in zip(pairs, c):
+    for (i, j), cij in zip(pairs, c, strict=False):
         y = y + cij * x[:, i] * x[:, j]
     return y + np.sin(2 * x[:, 7])
 

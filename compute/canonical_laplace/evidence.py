@@ -140,7 +140,7 @@ def select_layerwise(
     eye = torch.eye(m, dtype=theta.dtype, device=theta.device)
     idx = torch.arange(theta.numel(), device=theta.device)
     sweeps = 0
-    for sweeps in range(1, max_sweeps + 1):
+    for sweeps in range(1, max_sweeps + 1):  # noqa: B007 (the count is used after the loop)
         old = lams.clone()
         for gi, g in enumerate(groups):
             rest = (idx < g.start) | (idx >= g.stop)

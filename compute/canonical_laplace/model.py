@@ -36,12 +36,12 @@ class MLP:
 
     @property
     def n_params(self) -> int:
-        return sum((a + 1) * b for a, b in zip(self.widths[:-1], self.widths[1:]))
+        return sum((a + 1) * b for a, b in zip(self.widths[:-1], self.widths[1:], strict=False))
 
     def layer_slices(self) -> list[tuple[slice, slice]]:
         """(W slice, b slice) of each layer in the flat vector."""
         out, k = [], 0
-        for a, b in zip(self.widths[:-1], self.widths[1:]):
+        for a, b in zip(self.widths[:-1], self.widths[1:], strict=False):
             out.append((slice(k, k + a * b), slice(k + a * b, k + a * b + b)))
             k += (a + 1) * b
         return out
@@ -53,7 +53,7 @@ class MLP:
     def unflatten(self, theta: Tensor) -> list[tuple[Tensor, Tensor]]:
         """θ (P,) → [(W_l (out,in), b_l (out,))]."""
         layers = []
-        for (ws, bs), a, b in zip(self.layer_slices(), self.widths[:-1], self.widths[1:]):
+        for (ws, bs), a, b in zip(self.layer_slices(), self.widths[:-1], self.widths[1:], strict=False):
             layers.append((theta[ws].reshape(b, a), theta[bs]))
         return layers
 
@@ -70,7 +70,7 @@ class MLP:
     def torch_module(self, theta: Tensor) -> nn.Sequential:
         """An ``nn.Sequential`` holding θ (used for laplace-torch)."""
         mods: list[nn.Module] = []
-        for i, (a, b) in enumerate(zip(self.widths[:-1], self.widths[1:])):
+        for i, (a, b) in enumerate(zip(self.widths[:-1], self.widths[1:], strict=False)):
             mods.append(nn.Linear(a, b))
             if i < self.n_layers - 1:
                 mods.append(nn.ReLU())
@@ -88,7 +88,7 @@ def parse_widths(d_in: int, hidden: str, d_out: int) -> MLP:
 def init_params(mlp: MLP, generator: torch.Generator, device: str = "cpu") -> Tensor:
     """PyTorch's default ``nn.Linear`` initialisation U(±1/√fan_in) for weights and biases."""
     parts = []
-    for a, b in zip(mlp.widths[:-1], mlp.widths[1:]):
+    for a, b in zip(mlp.widths[:-1], mlp.widths[1:], strict=False):
         bound = 1.0 / a**0.5
         parts.append((torch.rand(a * b + b, generator=generator, dtype=DTYPE) * 2 - 1) * bound)
     return torch.cat(parts).to(device)

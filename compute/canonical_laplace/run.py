@@ -234,7 +234,7 @@ def invariance(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             sd_probe[m].append(float(sd[i_probe]))
             sd_left[m].append(float(sd[0]))
         # the every-γ sweep: λ*(γ), log Z, predictive variance at the probe point
-        for g, fg in zip(gammas, coarse):
+        for g, fg in zip(gammas, coarse, strict=False):
             per_gamma[float(g)]["logz"].append(fg.log_z)
             per_gamma[float(g)]["lam"].append(fg.lam)
             per_gamma[float(g)]["var"].append(float(fg.latent_cov(jp)[0, 0, 0]))

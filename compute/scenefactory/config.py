@@ -14,7 +14,7 @@ class _FromParams:
     device: str = "cpu"
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> "_FromParams":
+    def from_params(cls, params: dict[str, Any]) -> _FromParams:
         names = {f.name for f in fields(cls)}
         kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in params.items() if k in names}
         return cls(**kw)

@@ -340,7 +340,7 @@ def step_loop(
     """Per-vehicle loop baseline: the same single-track physics, one vehicle at a time (non-vectorised)."""
     h = dt / substeps
     out_s, out_a = [], []
-    for s, acc, a, mu in zip(states, accs, actions, mus):
+    for s, acc, a, mu in zip(states, accs, actions, mus, strict=False):
         throttle = max(min(a[0], 1.0), 0.0)
         delta = max(min(a[1], 1.0), -1.0) * p.delta_max
         brake = max(min(a[2], 1.0), 0.0)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .dynamics import VehicleParams, step as dyn_step
+from .dynamics import VehicleParams
+from .dynamics import step as dyn_step
 from .friction import surface_friction
 from .metrics import drac, ttc
 from .obs import observe, wrap

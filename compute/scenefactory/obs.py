@@ -28,7 +28,7 @@ def weather_token(h_w_mm: torch.Tensor, surface: torch.Tensor, aware: bool) -> t
     return tok if aware else torch.zeros_like(tok)
 
 
-def observe(env: "object") -> dict[str, torch.Tensor]:  # env: VecDriveEnv (duck-typed to avoid a cycle)
+def observe(env: object) -> dict[str, torch.Tensor]:  # env: VecDriveEnv (duck-typed to avoid a cycle)
     """Build the observation dict {ego [W,A,11], road [W,A,Kr,4], nbr [W,A,Kn,7], nbr_mask [W,A,Kn]}."""
     s = env.state
     W, A = s.shape[:2]

@@ -10,8 +10,8 @@ road points and neighbours.  Gaussian policy on u, action a = tanh(u) (the tanh 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
@@ -97,7 +97,7 @@ class Adam:
         self.t += 1
         b1, b2 = self.betas
         c1, c2 = 1 - b1**self.t, 1 - b2**self.t
-        for p, m, v in zip(self.params, self.m, self.v):
+        for p, m, v in zip(self.params, self.m, self.v, strict=False):
             if p.grad is None:
                 continue
             m.mul_(b1).add_(p.grad, alpha=1 - b1)

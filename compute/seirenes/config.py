@@ -45,17 +45,38 @@ class SeirenesConfig:
         return cls(**{k: v for k, v in params.items() if k in names})
 
     def sft(self) -> SeirenesSFTConfig:
-        return SeirenesSFTConfig(size=self.size, tokens=self.sft_tokens, lr=self.sft_lr, min_ops=self.min_ops,
-                                 max_ops=self.max_ops, adv_sees_answer=self.adv_sees_answer)
+        return SeirenesSFTConfig(
+            size=self.size,
+            tokens=self.sft_tokens,
+            lr=self.sft_lr,
+            min_ops=self.min_ops,
+            max_ops=self.max_ops,
+            adv_sees_answer=self.adv_sees_answer,
+        )
 
     def selfplay(self, mode: str) -> SelfPlayConfig:
-        return SelfPlayConfig(mode=mode, G=self.n_clean, K=self.n_hints, G_h=self.n_per_hint,
-                              max_hint_tokens=self.hint_tokens,
-                              c_inv=self.c_inv, variant=self.variant,
-                              drop_counts_format_fail=self.drop_counts_format_fail)
+        return SelfPlayConfig(
+            mode=mode,
+            G=self.n_clean,
+            K=self.n_hints,
+            G_h=self.n_per_hint,
+            max_hint_tokens=self.hint_tokens,
+            c_inv=self.c_inv,
+            variant=self.variant,
+            drop_counts_format_fail=self.drop_counts_format_fail,
+        )
 
     def grpo(self, seed: int) -> GRPOConfig:
-        return GRPOConfig(steps=self.steps, prompts_per_step=self.questions, group_size=self.n_clean,
-                          max_new=self.max_new,
-                          temperature=self.temperature, lr=self.lr, eval_every=0, n_eval=8, record_every=0,
-                          post_update_kl=False, seed=seed)
+        return GRPOConfig(
+            steps=self.steps,
+            prompts_per_step=self.questions,
+            group_size=self.n_clean,
+            max_new=self.max_new,
+            temperature=self.temperature,
+            lr=self.lr,
+            eval_every=0,
+            n_eval=8,
+            record_every=0,
+            post_update_kl=False,
+            seed=seed,
+        )

@@ -19,13 +19,22 @@ def grammar_suite(problems: list[Problem], families: tuple[str, ...], seed: int)
 
 
 @torch.no_grad()
-def adversary_suite(model: TinyLM, task: SeirenesTask, problems: list[Problem], seed: int, tries: int = 4,
-                    max_tokens: int = 24) -> tuple[list[str], float]:
+def adversary_suite(
+    model: TinyLM, task: SeirenesTask, problems: list[Problem], seed: int, tries: int = 4, max_tokens: int = 24
+) -> tuple[list[str], float]:
     """Hints written by ``model``'s Adversary role (T = 1, first valid of ``tries`` samples; a random training-
     family hint when none is valid).  Returns the hints and the fraction that came from the Adversary."""
     tok = task.tokenizer
-    g = generate(model, [task.prompt(p, "adv") for p in problems], n=tries, temperature=1.0, max_new=max_tokens + 2,
-                 eos_id=tok.eos_id, pad_id=tok.pad_id, generator=torch.Generator().manual_seed(seed))
+    g = generate(
+        model,
+        [task.prompt(p, "adv") for p in problems],
+        n=tries,
+        temperature=1.0,
+        max_new=max_tokens + 2,
+        eos_id=tok.eos_id,
+        pad_id=tok.pad_id,
+        generator=torch.Generator().manual_seed(seed),
+    )
     rng = np.random.default_rng(seed)
     hints, own = [], 0
     for i, p in enumerate(problems):
@@ -43,8 +52,9 @@ def adversary_suite(model: TinyLM, task: SeirenesTask, problems: list[Problem], 
 
 
 @torch.no_grad()
-def accuracy(model: TinyLM, task: SeirenesTask, problems: list[Problem], hints: list[str] | None = None,
-             max_new: int = 40) -> float:
+def accuracy(
+    model: TinyLM, task: SeirenesTask, problems: list[Problem], hints: list[str] | None = None, max_new: int = 40
+) -> float:
     """Greedy accuracy; with ``hints`` each prompt is ``Q <h> hint`` and the answer is still the original gold."""
     tok = task.tokenizer
     prompts = [task.prompt(p, "solve", {"hint": hints[i]} if hints else None) for i, p in enumerate(problems)]

@@ -78,8 +78,11 @@ class Seirenes(Plugin):
                 n = c.G + c.K * c.G_h if c.mode == "clean" else c.G
                 out.append(RolloutSpec(sp.prompt, n, sp.problem, (s, i, "clean"), "solve", meta={"q": i}))
                 if c.mode == "seirenes" and c.K > 0:
-                    out.append(RolloutSpec(task.prompt(sp.problem, "adv"), c.K, sp.problem, (s, i, "adv"), "adv",
-                                           meta={"q": i}))
+                    out.append(
+                        RolloutSpec(
+                            task.prompt(sp.problem, "adv"), c.K, sp.problem, (s, i, "adv"), "adv", meta={"q": i}
+                        )
+                    )
             state.extra["seirenes_problems"] = [sp.problem for sp in specs]
             return out
         if state.phase != 1 or c.mode == "clean" or c.K == 0:
@@ -100,15 +103,31 @@ class Seirenes(Plugin):
                 adv_rows.append({"q": q, "k": k, "valid": ok, "family": fam, "hint": body})
                 if ok:
                     p = problems[q]
-                    out.append(RolloutSpec(task.prompt(p, "solve", {"hint": body}), c.G_h, p, (s, q, "hint", k),
-                                           "hinted", meta={"q": q, "k": k, "family": fam, "hint": body}))
+                    out.append(
+                        RolloutSpec(
+                            task.prompt(p, "solve", {"hint": body}),
+                            c.G_h,
+                            p,
+                            (s, q, "hint", k),
+                            "hinted",
+                            meta={"q": q, "k": k, "family": fam, "hint": body},
+                        )
+                    )
         else:  # static: K hints drawn uniformly from the training grammar
             for q, p in enumerate(problems):
                 for k in range(c.K):
                     fam = str(state.rng.choice(TRAIN_FAMILIES))
                     body = random_hint(p, fam, state.rng)
-                    out.append(RolloutSpec(task.prompt(p, "solve", {"hint": body}), c.G_h, p, (s, q, "hint", k),
-                                           "hinted", meta={"q": q, "k": k, "family": fam, "hint": body}))
+                    out.append(
+                        RolloutSpec(
+                            task.prompt(p, "solve", {"hint": body}),
+                            c.G_h,
+                            p,
+                            (s, q, "hint", k),
+                            "hinted",
+                            meta={"q": q, "k": k, "family": fam, "hint": body},
+                        )
+                    )
         state.extra["seirenes_adv"] = adv_rows
         return out
 
@@ -138,7 +157,7 @@ class Seirenes(Plugin):
         out = rewards.clone()
         recs = state.extra.get("seirenes_adv", [])
         adv_r = []
-        for r, rec in zip(adv_idx, recs):
+        for r, rec in zip(adv_idx, recs, strict=False):
             ph = p_hint.get((rec["q"], rec["k"]), float("nan"))
             val = adversary_reward(p_clean.get(rec["q"], 0.0), ph, rec["valid"], c.c_inv, c.variant)
             rec.update(p_clean=p_clean.get(rec["q"], 0.0), p_hint=ph, reward=val)

@@ -75,24 +75,50 @@ def selfplay_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         fams.append([stats.get(f"family/{f}", 0.0) for f in TRAIN_FAMILIES])
         for h in plugin.log[-1]["hints"]:
             if h["valid"] and math.isfinite(h.get("p_hint", float("nan"))):
-                top.append({"step": s + 1, "hint": h["hint"], "family": h["family"], "p_clean": h["p_clean"],
-                            "p_hint": h["p_hint"], "drop": h["p_clean"] - h["p_hint"]})
+                top.append(
+                    {
+                        "step": s + 1,
+                        "hint": h["hint"],
+                        "family": h["family"],
+                        "p_clean": h["p_clean"],
+                        "p_hint": h["p_hint"],
+                        "drop": h["p_clean"] - h["p_hint"],
+                    }
+                )
         top = sorted(top, key=lambda r: -r["drop"])[:10]
         if (s + 1) % 5 == 0 or s == cfg.steps - 1:
             pts = [p for p in portrait if math.isfinite(p[1]) and math.isfinite(p[2])]
-            reporter.figure("portrait", {
-                "data": [{"type": "scatter", "mode": "markers+lines", "x": [p[1] for p in pts],
-                          "y": [p[2] for p in pts], "marker": {"color": [p[0] for p in pts], "colorscale": "Viridis",
-                                                               "showscale": True}}],
-                "layout": {"xaxis": {"title": "p̂_clean"}, "yaxis": {"title": "p̂_hint"}}})
+            reporter.figure(
+                "portrait",
+                {
+                    "data": [
+                        {
+                            "type": "scatter",
+                            "mode": "markers+lines",
+                            "x": [p[1] for p in pts],
+                            "y": [p[2] for p in pts],
+                            "marker": {"color": [p[0] for p in pts], "colorscale": "Viridis", "showscale": True},
+                        }
+                    ],
+                    "layout": {"xaxis": {"title": "p̂_clean"}, "yaxis": {"title": "p̂_hint"}},
+                },
+            )
             f = np.array(fams)
-            reporter.figure("families", {
-                "data": [{"type": "bar", "name": fam, "x": list(range(1, len(f) + 1)), "y": f[:, j].tolist()}
-                         for j, fam in enumerate(TRAIN_FAMILIES)],
-                "layout": {"barmode": "stack", "xaxis": {"title": "step"}, "yaxis": {"title": "valid hints"}}})
+            reporter.figure(
+                "families",
+                {
+                    "data": [
+                        {"type": "bar", "name": fam, "x": list(range(1, len(f) + 1)), "y": f[:, j].tolist()}
+                        for j, fam in enumerate(TRAIN_FAMILIES)
+                    ],
+                    "layout": {"barmode": "stack", "xaxis": {"title": "step"}, "yaxis": {"title": "valid hints"}},
+                },
+            )
             reporter.table("top_hints", top)
-        reporter.progress((s + 1) / cfg.steps, f"step {s + 1}/{cfg.steps}: adv reward "
-                                               f"{stats.get('selfplay/adv_reward', float('nan')):.3f}")
+        reporter.progress(
+            (s + 1) / cfg.steps,
+            f"step {s + 1}/{cfg.steps}: adv reward {stats.get('selfplay/adv_reward', float('nan')):.3f}",
+        )
         if reporter.should_stop():
             break
     f = np.array(fams) if fams else np.zeros((2, 4))
@@ -143,8 +169,14 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         for arm, m in [("sft", sft_model), *models.items()]:
             ev = {k: accuracy(m, task, problems, h, cfg.max_new) for k, h in fixed.items()}
             src = {k: accuracy(m, task, problems, h, cfg.max_new) for k, h in sources.items()}
-            rows.append({"arm": ARM_LABEL.get(arm, "SFT"), "seed": seed, **ev,
-                         "self_hinted": src.get("seirenes_adv", float("nan"))})
+            rows.append(
+                {
+                    "arm": ARM_LABEL.get(arm, "SFT"),
+                    "seed": seed,
+                    **ev,
+                    "self_hinted": src.get("seirenes_adv", float("nan")),
+                }
+            )
             for k, v in src.items():
                 attack.append({"victim": arm, "source": k, "seed": seed, "drop": ev["clean"] - v})
         reporter.table("results", rows)
@@ -168,9 +200,13 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     victims = ["sft", *arms]
     srcs = sorted({a["source"] for a in attack})
     z = [[100 * mat[(v, s)] / max(1, cnt[(v, s)]) for s in srcs] for v in victims]
-    reporter.figure("attack_heatmap", {"data": [{"type": "heatmap", "x": srcs, "y": victims, "z": z,
-                                                 "colorscale": "Reds"}],
-                                       "layout": {"title": "accuracy drop (points)"}})
+    reporter.figure(
+        "attack_heatmap",
+        {
+            "data": [{"type": "heatmap", "x": srcs, "y": victims, "z": z, "colorscale": "Reds"}],
+            "layout": {"title": "accuracy drop (points)"},
+        },
+    )
     by = {d["arm"]: d for d in agg}
     summary: dict[str, Any] = {"n_seeds": cfg.n_seeds, "steps": cfg.steps}
     a, b, c = (by.get(ARM_LABEL[x]) for x in ("clean", "static", "seirenes"))

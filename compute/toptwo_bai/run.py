@@ -285,7 +285,7 @@ def stopping_time(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     if len(fit) >= 2:
         slope = float(np.polyfit([r["log(1/δ)"] for r in fit], [r["E[τ]"] for r in fit], 1)[0])
         reporter.log(
-            f"slope of E[τ] vs log(1/δ) on δ ≤ {cfg.slope_max_delta:g}: {slope:.1f} = " f"{slope / ref_b.time:.3f}·T*_β"
+            f"slope of E[τ] vs log(1/δ) on δ ≤ {cfg.slope_max_delta:g}: {slope:.1f} = {slope / ref_b.time:.3f}·T*_β"
         )
     reporter.figure(
         "tau_ecdf",

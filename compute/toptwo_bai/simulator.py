@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -181,7 +181,9 @@ def simulate(
         out["counts"][gid] = st.counts[done]
         st.chal_retired += loc["chal_pulls"][done].sum(axis=0)
         if d:
-            for g, tau_g, rec_g in zip(gid.tolist(), loc["tau"][done, -1].tolist(), loc["rec"][done, -1].tolist()):
+            for g, tau_g, rec_g in zip(
+                gid.tolist(), loc["tau"][done, -1].tolist(), loc["rec"][done, -1].tolist(), strict=False
+            ):
                 st.finished.append((g, tau_g, rec_g == i_star))
         keep = ~done
         for key in list(loc):
@@ -343,7 +345,7 @@ def simulate_one_loop(
     sums = [1.0 if py.random() < m else 0.0 for m in mu]
     t = k
     while t < t_max:
-        mh = [s / n for s, n in zip(sums, counts)]
+        mh = [s / n for s, n in zip(sums, counts, strict=False)]
         best = max(mh)
         tied = [i for i in range(k) if mh[i] == best]
         b = tied[0] if len(tied) == 1 else py.choice(tied)

@@ -68,7 +68,7 @@ def test_live_run_streams_steadily_and_stops_on_cancel() -> None:
     e.run_local(e.presets["smoke"], r)
     steps = r.steps("runs/stopped_fraction")
     assert len(steps) >= 10  # one dashboard update every report_every steps
-    assert all(b - a <= e.presets["smoke"]["report_every"] for a, b in zip(steps, steps[1:-1]))
+    assert all(b - a <= e.presets["smoke"]["report_every"] for a, b in zip(steps, steps[1:-1], strict=False))
     assert sorted(r.values("stop/tau")) == sorted(set(r.values("stop/tau"))) or len(r.values("stop/tau")) == 100
     cancelled = MemoryReporter(stop_after=1)
     summary = e.run_local(e.presets["smoke"], cancelled)

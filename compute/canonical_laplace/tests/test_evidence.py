@@ -95,7 +95,9 @@ def test_layerwise_is_coordinatewise_optimal_and_beats_scalar(reg_net: Net) -> N
     lams = lw.extra["lambdas"]
 
     def z(ls: list[float]) -> float:
-        p0 = torch.cat([torch.full((s.stop - s.start,), v, dtype=DTYPE) for s, v in zip(mlp.groups(), ls)])
+        p0 = torch.cat(
+            [torch.full((s.stop - s.start,), v, dtype=DTYPE) for s, v in zip(mlp.groups(), ls, strict=False)]
+        )
         return log_evidence_dense(ll, g, theta, p0)
 
     assert lw.log_z == pytest.approx(z(lams), rel=1e-10)

@@ -36,7 +36,7 @@ def test_function_preserved(gen: torch.Generator) -> None:
 def test_orbit_action_is_a_homomorphism(gen: torch.Generator) -> None:
     mlp = MLP((2, 4, 3, 1))
     a, b = random_neuron_scales(mlp, 1.0, gen), random_neuron_scales(mlp, 1.0, gen)
-    prod = neuron_to_param_scale(mlp, [x * y for x, y in zip(a, b)])
+    prod = neuron_to_param_scale(mlp, [x * y for x, y in zip(a, b, strict=False)])
     assert torch.allclose(prod, neuron_to_param_scale(mlp, a) * neuron_to_param_scale(mlp, b), rtol=1e-14)
 
 

@@ -131,10 +131,10 @@ def test_batched_step_equals_loop(backend: str) -> None:
 
 def _rk4(f, t: float, x: list[float], h: float) -> list[float]:
     k1 = f(t, x)
-    k2 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k1)])
-    k3 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k2)])
-    k4 = f(t + h, [a + h * b for a, b in zip(x, k3)])
-    return [a + h / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4)]
+    k2 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k1, strict=False)])
+    k3 = f(t + h / 2, [a + h / 2 * b for a, b in zip(x, k2, strict=False)])
+    k4 = f(t + h, [a + h * b for a, b in zip(x, k3, strict=False)])
+    return [a + h / 6 * (b + 2 * c + 2 * d + e) for a, b, c, d, e in zip(x, k1, k2, k3, k4, strict=False)]
 
 
 def test_parity_with_commonroad_single_track() -> None:

@@ -81,6 +81,7 @@ def test_valid_hints_do_not_change_answer_or_verifier():
         clean, hinted = task.prompt(p), task.prompt(p, "solve", {"hint": h})
         assert hinted[: len(clean)] == clean and len(hinted) > len(clean)
         assert task.verify(p, task.solution(p))[1]
-    p = Problem("k", "tom has 5 apples . tom buys 3 more apples . how many apples does tom have ?", 8,
-                {"steps": [(5, "+", 3)]})
+    p = Problem(
+        "k", "tom has 5 apples . tom buys 3 more apples . how many apples does tom have ?", 8, {"steps": [(5, "+", 3)]}
+    )
     assert random_hint(p, "F4", np.random.default_rng(0)).endswith("apples .")

@@ -9,8 +9,17 @@ from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
 from compute.seirenes.plugin import ROLES, Seirenes, SelfPlayConfig, role_weights
 from compute.seirenes.task import SeirenesSFTConfig, make_task
 
-CFG = GRPOConfig(steps=1, prompts_per_step=3, group_size=2, max_new=12, eval_every=0, n_eval=4, record_every=0,
-                 post_update_kl=False, seed=0)
+CFG = GRPOConfig(
+    steps=1,
+    prompts_per_step=3,
+    group_size=2,
+    max_new=12,
+    eval_every=0,
+    n_eval=4,
+    record_every=0,
+    post_update_kl=False,
+    seed=0,
+)
 
 
 def _trainer(sp: SelfPlayConfig, seed: int = 0) -> GRPOTrainer:
@@ -43,8 +52,8 @@ def test_groups_count_and_zero_mean_advantages():
     n_valid = sum(r["valid"] for r in recs)
     assert n_valid == 3  # one of the two hints per question was rewritten to a valid one
     Q = CFG.prompts_per_step
-    reasoner = {int(g) for g, r in zip(batch.groups, batch.roles) if r != "adv"}
-    adv = {int(g) for g, r in zip(batch.groups, batch.roles) if r == "adv"}
+    reasoner = {int(g) for g, r in zip(batch.groups, batch.roles, strict=False) if r != "adv"}
+    adv = {int(g) for g, r in zip(batch.groups, batch.roles, strict=False) if r == "adv"}
     assert len(reasoner) == Q + n_valid and len(adv) == Q
     assert len(batch) == Q * (sp.G + sp.K) + n_valid * sp.G_h
     for g in torch.unique(batch.groups):
@@ -55,14 +64,17 @@ def test_groups_count_and_zero_mean_advantages():
             assert torch.all(a == 0)
     # adversary rewards follow the formula: invalid hints get −c_inv
     adv_rows = [i for i, r in enumerate(batch.roles) if r == "adv"]
-    for i, rec in zip(adv_rows, recs):
+    for i, rec in zip(adv_rows, recs, strict=False):
         if not rec["valid"]:
             assert abs(float(batch.rewards[i]) + sp.c_inv) < 1e-6
         else:  # recompute p̂_clean and p̂_hint from the batch's correctness flags
             q, k = rec["q"], rec["k"]
             cl = [j for j, r in enumerate(batch.roles) if r == "solve" and batch.specs[j].meta["q"] == q]
-            hi = [j for j, r in enumerate(batch.roles) if r == "hinted" and batch.specs[j].meta["q"] == q
-                  and batch.specs[j].meta["k"] == k]
+            hi = [
+                j
+                for j, r in enumerate(batch.roles)
+                if r == "hinted" and batch.specs[j].meta["q"] == q and batch.specs[j].meta["k"] == k
+            ]
             pc, ph = float(batch.correct[cl].float().mean()), float(batch.correct[hi].float().mean())
             assert abs(float(batch.rewards[i]) - max(0.0, pc - ph)) < 1e-6
 
@@ -91,7 +103,7 @@ def test_reduction_to_plain_grpo_with_K0():
     (b0, l0, g0), (b1, l1, g1) = outs
     assert torch.equal(b0.response, b1.response) and torch.equal(b0.rewards, b1.rewards)
     assert torch.allclose(l0, l1, atol=1e-7, rtol=0)
-    assert all(torch.allclose(a, b, atol=1e-7, rtol=0) for a, b in zip(g0, g1))
+    assert all(torch.allclose(a, b, atol=1e-7, rtol=0) for a, b in zip(g0, g1, strict=False))
 
 
 def test_prompt_and_hint_positions_get_no_gradient():

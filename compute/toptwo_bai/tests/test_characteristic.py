@@ -56,7 +56,7 @@ def test_batch_solver_matches_scalar_and_bounds_hold() -> None:
         if np.sort(mu)[-1] - np.sort(mu)[-2] > 0.05:
             mus.append(mu)
     w_batch, t_batch = optimal_weights_batch(np.array(mus))
-    for mu, w, t in zip(mus, w_batch, t_batch):
+    for mu, w, t in zip(mus, w_batch, t_batch, strict=False):
         ref = t_star(mu)
         assert t == pytest.approx(ref.time, rel=1e-5)
         assert w == pytest.approx(ref.weights, abs=1e-4)
