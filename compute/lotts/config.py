@@ -5,15 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, fields
-from typing import Any
 
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]):
-        """Build from the validated params dict (ignores unknown run fields such as ``device``)."""
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in params.items() if k in names})
+from compute.core.config import FromParams as _FromParams
 
 
 @dataclass

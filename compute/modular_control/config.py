@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, fields
-from typing import Any
+from dataclasses import asdict, dataclass
+
+from compute.core.config import FromParams as _FromParams
 
 FAMILY_SETS = {
     "walker": ["walker"],
@@ -21,13 +22,6 @@ ARCH_SETS = {
     "modrec vs metamorph": ["metamorph", "modrec"],
     "all five": ["mlp", "metamorph", "amorpheus", "modumorph", "modrec"],
 }
-
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]):
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in names})
 
 
 @dataclass(frozen=True)

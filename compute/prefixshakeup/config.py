@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+
+from compute.core.config import FromParams as _FromParams
 
 from .schedule import DEFAULT_COST
 from .tagger import TaggerConfig
 from .workload import WorkloadConfig
-
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]):
-        """Build from the validated params dict (ignores run fields other than ``seed``/``device``)."""
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in params.items() if k in names})
 
 
 @dataclass

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Any:
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in params.items() if k in names})
+from compute.core.config import FromParams as _FromParams
 
 
 @dataclass

@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+
+from compute.core.config import FromParams as _FromParams
 
 from .data import GeneratorConfig
 from .model import ModelConfig
-
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]):
-        """Build from the validated params dict (ignores unknown run fields such as ``device``)."""
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in params.items() if k in names})
 
 
 @dataclass

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
 
+from compute.core.config import FromParams as _FromParams
 from compute.svd_sparsity.build import BuildConfig
 
 # the two model builds an experiment can use (``model`` parameter); tests use "micro"
@@ -24,14 +24,6 @@ MODELS: dict[str, BuildConfig] = {
         n_docs=80,
     ),
 }
-
-
-class _FromParams:
-    @classmethod
-    def from_params(cls, params: dict[str, Any]):
-        """Build from the validated params dict (ignores run fields such as ``device``)."""
-        names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{k: v for k, v in params.items() if k in names})
 
 
 @dataclass

@@ -7,15 +7,15 @@ apps with the same task/size/token budget reuse one cached checkpoint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Self
+from dataclasses import dataclass
 
+from compute.core.config import FromParams
 from compute.core.lm.sft import SFTConfig
 from compute.core.tasks import TaskConfig
 
 
 @dataclass
-class CheckpointFields:
+class CheckpointFields(FromParams):
     task: str = "arithmetic"
     min_digits: int = 2
     max_digits: int = 2
@@ -26,11 +26,6 @@ class CheckpointFields:
     threads: int = 2
     seed: int = 0
     device: str = "cpu"
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> Self:
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in params.items() if k in names})
 
     def sft(self, n_val: int = 200, seed: int = 0) -> SFTConfig:
         """``n_val`` only sizes the build's validation check; ``seed`` is part of the checkpoint hash."""
