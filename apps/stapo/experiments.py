@@ -150,7 +150,8 @@ COMPARE = Experiment(
     ],
     presets={
         "smoke": {**SMOKE, "arms": "stapo,grpo", "n_seeds": 1},
-        "ablations": {"arms": "stapo,random_mask,inverted_entropy,no_renorm", "n_seeds": 2},
+        "comparison (lr 3e-5, 5 seeds)": {"arms": "stapo,justrl,entropy20,grpo", "n_seeds": 5, "lr": 3e-5},
+        "ablations": {"arms": "stapo,random_mask,inverted_entropy,no_renorm", "n_seeds": 3, "lr": 3e-5},
         "paper headline": {**HEADLINE, "arms": "grpo,entropy20,justrl,stapo", "n_seeds": 3},
     },
     panels=[
@@ -160,7 +161,9 @@ COMPARE = Experiment(
         Line("Masked-token rate", keys=["cmp_mask/*"], x_label="step"),
         Line("Training reward", keys=["cmp_reward/*"], x_label="step"),
         Table("Per arm (mean ± 95 % CI)", key="summary"),
+        Table("Paired over seeds: STAPO − arm (mean ± 95 % CI)", key="paired"),
         Table("Per run", key="runs"),
+        Table("SFT starting point (final evaluation)", key="start"),
     ],
     threads=2,
     cost_seconds=600,

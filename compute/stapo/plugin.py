@@ -75,7 +75,8 @@ class StapoPlugin(Plugin):
         self.arm, self.tau_p, self.q, self.top, self.grad_every = arm, tau_p, q, top, grad_every
         self.gen = torch.Generator().manual_seed(seed + 991)
         self.acc: dict[str, float] = {}
-        self.totals = {"silenced": 0.0, "valid": 0.0}
+        # whole-run counts (pooled precision/recall: Σ det∧spurious / Σ det∧known, Σ det∧spurious / Σ spurious)
+        self.totals = {"silenced": 0.0, "valid": 0.0, "det_known": 0.0, "det_spurious": 0.0, "spurious": 0.0}
         self.sample: dict[str, np.ndarray] | None = None
 
     # ---- the mask -------------------------------------------------------------------------
@@ -134,6 +135,9 @@ class StapoPlugin(Plugin):
             self._add("spurious", spur.sum())
             self._add("det_known", (detected & known).sum())
             self._add("det_spurious", (detected & spur).sum())
+            self.totals["det_known"] += float((detected & known).sum())
+            self.totals["det_spurious"] += float((detected & spur).sum())
+            self.totals["spurious"] += float(spur.sum())
             syms = state.task.tokenizer.symbols
             resp = batch.response
             for i, j in silenced.nonzero().tolist():

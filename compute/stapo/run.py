@@ -201,7 +201,12 @@ def _one_run(
     for key, _, _ in DECODINGS:
         summary[f"collapse_{key}"] = evals[-1][f"collapse/{key}"] if evals else float("nan")
     summary.update(entropy_stability([h.get("entropy/mean", float("nan")) for h in history]))
-    summary["cum_mask_rate"] = plugin.totals["silenced"] / max(1.0, plugin.totals["valid"])
+    tot = plugin.totals
+    summary["cum_mask_rate"] = tot["silenced"] / max(1.0, tot["valid"])
+    # pooled over the run (the per-step means below weight steps with one detection like steps with many)
+    summary["detected_known"] = tot["det_known"]
+    summary["pooled_precision"] = tot["det_spurious"] / tot["det_known"] if tot["det_known"] else float("nan")
+    summary["pooled_recall"] = tot["det_spurious"] / tot["spurious"] if tot["spurious"] else float("nan")
     for k in ("precision", "recall", "gt_rate", "enrichment", "grad_share", "grad_ratio"):
         vals = [h[f"s2t/{k}"] for h in history if f"s2t/{k}" in h and h[f"s2t/{k}"] == h[f"s2t/{k}"]]
         summary[k] = float(np.mean(vals)) if vals else float("nan")
@@ -239,6 +244,13 @@ def stapo_compare(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     bad = [a for a in arms if a not in ARMS]
     if bad:
         raise ValueError(f"unknown arms {bad}; choose from {ARMS}")
+    # the shared starting point: the SFT checkpoint's final-evaluation accuracy (same problems, samples, generator)
+    res = load_or_build(cfg.sft(), reporter.data_dir, reporter, cfg.device)
+    final = res.task.sample(cfg.n_eval_final, split_rng(10_000, "test"), "test")
+    start = {"model": "SFT checkpoint (step 0)"}
+    for key, t, p in DECODINGS:
+        start[f"acc_{key}"] = sampled_accuracy(res.model, res.task, final, t, p, 2, cfg.max_new, 12345)
+    reporter.table("start", [start])
     runs: list[dict[str, Any]] = []
     total = len(arms) * cfg.n_seeds
     k = 0
@@ -263,17 +275,52 @@ def stapo_compare(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
             "H_final_ratio",
             "H_dev_max",
             "collapse_t10",
+            "collapse_t07",
             "cum_mask_rate",
             "precision",
             "enrichment",
+            "pooled_precision",
+            "pooled_recall",
         ):
             m, h = _ci([r[key] for r in rs])
             row[key] = m
             row[f"{key}_ci"] = h
         rows.append(row)
     reporter.table("summary", rows)
+    paired = paired_differences(runs, arms)
+    reporter.table("paired", paired)
     out: dict[str, Any] = {}
     for row in rows:
         for key in ("acc_t10", "acc_t07", "H_final_ratio", "cum_mask_rate"):
             out[f"{row['arm']}:{key}"] = row[key]
+    for key, _, _ in DECODINGS:
+        out[f"SFT:acc_{key}"] = start[f"acc_{key}"]
+    for row in paired:
+        out[f"{row['reference']}-{row['arm']}:acc_t10"] = row["d_acc_t10"]
+        out[f"{row['reference']}-{row['arm']}:acc_t07"] = row["d_acc_t07"]
     return out
+
+
+def paired_differences(runs: list[dict[str, Any]], arms: list[str]) -> list[dict[str, Any]]:
+    """Per seed, reference arm (STAPO if present, else the first) minus each other arm, at both decodings, and the
+    per-seed difference of those gaps (gap at T = 1 minus gap at T = 0.7); mean and 95 % t half-width over seeds."""
+    ref = "stapo" if "stapo" in arms else arms[0]
+    by = {(r["arm"], r["seed"]): r for r in runs}
+    rows = []
+    for arm in arms:
+        if arm == ref:
+            continue
+        seeds = sorted(s for (a, s) in by if a == ARM_LABELS[arm] and (ARM_LABELS[ref], s) in by)
+        row: dict[str, Any] = {"reference": ARM_LABELS[ref], "arm": ARM_LABELS[arm], "n": len(seeds)}
+        d = {
+            key: [by[(ARM_LABELS[ref], s)][f"acc_{key}"] - by[(ARM_LABELS[arm], s)][f"acc_{key}"] for s in seeds]
+            for key, _, _ in DECODINGS
+        }
+        d["gap"] = [a - b for a, b in zip(d["t10"], d["t07"], strict=True)]
+        for key, vals in d.items():
+            name = "gap_t10_minus_t07" if key == "gap" else f"d_acc_{key}"
+            row[name], row[f"{name}_ci"] = _ci(vals)
+        row["wins_t10"] = sum(v > 0 for v in d["t10"])
+        row["wins_t07"] = sum(v > 0 for v in d["t07"])
+        rows.append(row)
+    return rows
