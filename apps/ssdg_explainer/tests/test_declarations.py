@@ -14,7 +14,7 @@ torch.set_num_threads(1)
 
 def test_declarations() -> None:
     assert PAPER.slug == "ssdg_explainer"
-    assert [e.slug for e in EXPERIMENTS] == ["explain_dataset", "ood_analysis", "ablation", "robustness"]
+    assert [e.slug for e in EXPERIMENTS] == ["build_gnn", "explain_dataset", "ood_analysis", "ablation", "robustness"]
     for e in EXPERIMENTS:
         assert {"smoke", "paper headline"} <= set(e.presets)
         assert callable(e.load())

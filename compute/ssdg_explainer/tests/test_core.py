@@ -279,3 +279,26 @@ def test_node_task_explainers_run_on_padded_subgraphs_deterministically() -> Non
         m2 = run_method(method, model, ex, cfg, seed=2)[0]
         assert torch.equal(m1, m2) and torch.allclose(m1, m1.transpose(1, 2))
         assert torch.all(m1[ex.A == 0] == 0)
+
+
+def test_build_step_caches_the_gnn_that_prepare_loads(tmp_path) -> None:
+    from compute.core.reporter import MemoryReporter
+    from compute.ssdg_explainer.config import ExplainConfig
+    from compute.ssdg_explainer.run import build_gnn, gnn_cache_key, prepare
+
+    params = {"dataset": "syn_mutag", "n_graphs": 100, "gnn_epochs": 2, "gate": 0.5}
+    rep = MemoryReporter(data_dir=tmp_path)
+    first = build_gnn(params, rep)
+    key = gnn_cache_key(ExplainConfig.from_params(params))
+    assert first["cached"] is False and first["checkpoint"] == key
+    assert (tmp_path / "ssdg_explainer" / key).exists()
+    assert build_gnn(params, MemoryReporter(data_dir=tmp_path))["cached"] is True
+    cfg = ExplainConfig.from_params(params | {"n_explain": 10})
+    _, model, _, stats = prepare(cfg, MemoryReporter(data_dir=tmp_path))
+    saved = torch.load(tmp_path / "ssdg_explainer" / key, weights_only=False)
+    assert stats == saved["stats"]
+    for name, w in model.state_dict().items():
+        assert torch.equal(w, saved["state"][name])
+    # a different GNN setting is a different checkpoint; rebuild retrains in place
+    assert gnn_cache_key(ExplainConfig.from_params(params | {"gnn_epochs": 3})) != key
+    assert build_gnn(params | {"rebuild": True}, MemoryReporter(data_dir=tmp_path))["cached"] is False
