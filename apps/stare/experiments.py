@@ -85,6 +85,8 @@ def _common() -> list[Any]:
         Float("alpha", 0.01, min=0.0, max=0.2, label="α (adaptive step)", group="STARE"),
         Float("w_max", 1.5, min=1.0, max=3.0, label="w_max", group="STARE"),
         Float("m_min", 0.5, min=0.0, max=1.0, label="m_min", group="STARE"),
+        Int("mini_batches", 1, min=1, max=16, label="mini-batches per rollout batch", group="Budget"),
+        Int("ppo_epochs", 1, min=1, max=8, label="PPO epochs per rollout batch", group="Budget"),
         Float("cov_ratio", 2e-4, min=1e-5, max=0.1, log=True, label="Clip-Cov / KL-Cov token share", group="Baselines"),
         *params.evaluation(200, 500),
         Int("passk_problems", 0, min=0, max=500, label="pass@8 problems (0 = off)", group="Evaluation"),
@@ -174,6 +176,19 @@ COMPARE = Experiment(
     ],
     presets={
         "smoke": {**SMOKE, "methods": "stare_vs_grpo", "n_seeds": 1},
+        "seeds at lr 5e-5": {
+            "methods": "stare_vs_grpo",
+            "n_seeds": 3,
+            "lr": 5e-5,
+            "steps": 30,
+            "prompts_per_step": 8,
+            "frac": 0.02,
+            "w_pos": 1.5,
+            "kappa": 0.7,
+            "eval_every": 30,
+            "n_eval": 50,
+            "n_eval_final": 200,
+        },
         "paper headline": {
             "methods": "core",
             "n_seeds": 3,

@@ -260,3 +260,14 @@ def test_analysis_recovers_eta_for_a_logit_space_step() -> None:
     assert out["dH/slope_lin"] == pytest.approx(1.0, rel=0.02)
     assert out["dH/quadrant_sign_agree"] == 1.0
     assert sum(out[f"quad_count/{q}"] for q in ("pos_high", "pos_low", "neg_high", "neg_low")) == pytest.approx(1.0)
+
+
+def test_update_schedule_reaches_the_trainer_config():
+    """mini_batches / ppo_epochs reach every method's GRPOConfig (defaults: one on-policy update)."""
+    from compute.stare.config import METHODS, StareRunConfig
+
+    for method in METHODS:
+        g = StareRunConfig(method=method).method_grpo()
+        assert (g.mini_batches, g.ppo_epochs) == (1, 1)
+        g = StareRunConfig(method=method, mini_batches=4, ppo_epochs=2).method_grpo()
+        assert (g.mini_batches, g.ppo_epochs) == (4, 2)
