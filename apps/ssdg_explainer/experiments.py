@@ -46,6 +46,10 @@ DATASETS = [
     ("tree_cycles", "Tree-Cycles (node task: depth-8 tree + 80 six-cycles)"),
     ("tree_grid", "Tree-Grid (node task: depth-8 tree + 80 3×3 grids)"),
 ]
+NODE_ARCHS = [
+    ("gcn", "normalised GCN, lr 0.01, cosine"),
+    ("gnnexplainer", "GNNExplainer code's node model and recipe"),
+]
 COMPLEMENTS = [
     ("paper", "paper: G(A⊙(1−m)) may restore any edge"),
     ("detached", "complement input uses a stop-gradient on m"),
@@ -68,6 +72,14 @@ def _common(n_seeds: int = 2) -> list:
             group="GNN",
         ),
         Float("gate", 0.95, min=0.5, max=1.0, label="accuracy gate", group="GNN"),
+        Choice(
+            "node_arch",
+            "gcn",
+            choices=NODE_ARCHS,
+            label="node-task GNN",
+            help="gnnexplainer: raw sum propagation, L2-normalised layers, lr 1e-3, weight decay 5e-3, clip 2",
+            group="GNN",
+        ),
         Int("n_explain", 100, min=10, max=1000, label="graphs explained", group="Explainer"),
         Int("explainer_epochs", 20, min=1, max=200, label="explainer epochs", group="Explainer"),
         Int("n_seeds", n_seeds, min=1, max=5, label="explainer seeds", group="Explainer"),
@@ -139,7 +151,7 @@ BUILD_GNN = Experiment(
         "accuracy against the gate without refusing."
     ),
     compute="compute.ssdg_explainer.run:build_gnn",
-    params=_common()[:5] + [Bool("rebuild", False, label="retrain even if cached", group="GNN")],
+    params=_common()[:6] + [Bool("rebuild", False, label="retrain even if cached", group="GNN")],
     presets={
         "smoke": {k: SMOKE[k] for k in ("n_graphs", "gnn_epochs", "gate")},
         "syn_mutag": {},

@@ -16,6 +16,7 @@ class ExplainConfig:
     n_graphs: int = 400  # graphs generated (80/20 GNN split)
     equalize_edges: bool = True  # BA-2Motifs: remove the house/cycle edge-count shortcut
     gnn_epochs: int = 40
+    node_arch: str = "gcn"  # node tasks: gcn (normalised GCN) | gnnexplainer (the GNNExplainer code's model + recipe)
     gate: float = 0.95  # refuse to explain a GNN below this test accuracy
     n_explain: int = 100  # graphs explained (balanced over classes); node tasks: motif nodes explained
     explainer_epochs: int = 20

@@ -95,27 +95,49 @@ def node_dataset(name: str, n_motifs: int = 80, seed: int = 0) -> dict:
     }
 
 
+NODE_ARCHS = ("gcn", "gnnexplainer")
+
+
 class NodeGCN(nn.Module):
-    """3 GCN layers (hidden 20, ReLU); node logits = Linear([h¹ ‖ h² ‖ h³]) (GNNExplainer's node model).
+    """3 graph-conv layers (hidden 20); node logits = Linear([h¹ ‖ h² ‖ h³]) (GNNExplainer's node model).
+
+    ``arch="gcn"``: normalised propagation D̃^{-1/2}(W + I)D̃^{-1/2}, ReLU after every layer.
+    ``arch="gnnexplainer"``: the GNNExplainer code's ``GcnEncoderNode`` with concat: raw propagation W (no self
+    loop, no degree normalisation), each layer's output L2-normalised, ReLU after the first two only, Xavier
+    initialisation (ReLU gain) and zero biases.
 
     ``forward(X, W)`` on a batch of padded computation subgraphs returns the logits of node 0 (the target), so the
     graph-level explainers apply unchanged; ``node_logits`` gives every node's logits."""
 
-    def __init__(self, in_dim: int, hidden: int = 20, n_layers: int = 3, n_classes: int = 4) -> None:
+    def __init__(self, in_dim: int, hidden: int = 20, n_layers: int = 3, n_classes: int = 4, arch: str = "gcn") -> None:
         super().__init__()
+        if arch not in NODE_ARCHS:
+            raise ValueError(f"unknown node GNN architecture {arch!r}")
         dims = [in_dim] + [hidden] * n_layers
         self.layers = nn.ModuleList(DenseGCNLayer(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
         self.head = nn.Linear(n_layers * hidden, n_classes)
         self.hidden = n_layers * hidden
-        self.aggregation = "gcn"
+        self.arch = arch
+        self.aggregation = "gcn" if arch == "gcn" else "sum"
         self.node_task = True
+        if arch == "gnnexplainer":
+            for layer in self.layers:
+                nn.init.xavier_uniform_(layer.lin.weight, gain=nn.init.calculate_gain("relu"))
 
     def node_embed(self, X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
-        An = gcn_norm(W)
         H, outs = X, []
-        for layer in self.layers:
-            H = torch.relu(layer(H, An))
-            outs.append(H)
+        if self.arch == "gcn":
+            An = gcn_norm(W)
+            for layer in self.layers:
+                H = torch.relu(layer(H, An))
+                outs.append(H)
+        else:
+            last = len(self.layers) - 1
+            for i, layer in enumerate(self.layers):
+                H = nn.functional.normalize(layer(H, W), p=2, dim=-1)
+                if i < last:
+                    H = torch.relu(H)
+                outs.append(H)
         return torch.cat(outs, dim=-1)
 
     def node_logits(self, X: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
@@ -130,25 +152,39 @@ class NodeGCN(nn.Module):
 
 
 def train_node_gnn(
-    full: dict, epochs: int = 300, lr: float = 0.01, seed: int = 0, train_frac: float = 0.8, on_epoch=None
+    full: dict,
+    epochs: int = 300,
+    lr: float = 0.01,
+    seed: int = 0,
+    train_frac: float = 0.8,
+    on_epoch=None,
+    arch: str = "gcn",
 ) -> tuple[NodeGCN, dict[str, float]]:
-    """Full-batch Adam (weight decay 5e-4, cosine learning rate) + cross-entropy on a seeded 80/20 node split; returns (model, {train_acc, test_acc})."""
+    """Full-batch Adam + cross-entropy on a seeded 80/20 node split; returns (model, {train_acc, test_acc}).
+
+    ``arch="gcn"``: lr ``lr``, weight decay 5e-4, cosine learning rate.  ``arch="gnnexplainer"``: the GNNExplainer
+    code's node-training recipe, lr 1e-3, weight decay 5e-3, gradient-norm clip 2.0, constant learning rate
+    (``lr`` is ignored)."""
     torch.manual_seed(seed)
     g = torch.Generator().manual_seed(seed)
     n = len(full["y"])
     perm = torch.randperm(n, generator=g)
     tr, te = perm[: int(train_frac * n)], perm[int(train_frac * n) :]
     X, A, y = full["X"].unsqueeze(0), full["A"].unsqueeze(0), full["y"]
-    model = NodeGCN(X.shape[-1], n_classes=int(y.max()) + 1)
-    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=5e-4)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)  # damps the late oscillations
+    model = NodeGCN(X.shape[-1], n_classes=int(y.max()) + 1, arch=arch)
+    recipe = arch == "gnnexplainer"
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3 if recipe else lr, weight_decay=5e-3 if recipe else 5e-4)
+    sched = None if recipe else torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)  # damps oscillations
     for ep in range(epochs):
         logits = model.node_logits(X, A)[0]
         loss = nn.functional.cross_entropy(logits[tr], y[tr])
         opt.zero_grad()
         loss.backward()
+        if recipe:
+            nn.utils.clip_grad_norm_(model.parameters(), 2.0)
         opt.step()
-        sched.step()
+        if sched is not None:
+            sched.step()
         if on_epoch is not None and (ep % 10 == 9 or ep == epochs - 1):
             with torch.no_grad():
                 acc = float((logits.argmax(-1)[te] == y[te]).float().mean())

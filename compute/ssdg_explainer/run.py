@@ -39,7 +39,9 @@ AMORTIZED = ("pgexplainer", "mixup", "proxy", "ssdg")
 def gnn_cache_key(cfg: ExplainConfig) -> str:
     """File name of the cached GNN: every setting that changes the trained weights is in the key."""
     if cfg.dataset in NODE_DATASETS:
-        return f"nodegnn_v1_{cfg.dataset}_{cfg.gnn_epochs}_{cfg.seed}.pt"
+        if cfg.node_arch == "gcn":  # the original key, so caches built before the option existed stay valid
+            return f"nodegnn_v1_{cfg.dataset}_{cfg.gnn_epochs}_{cfg.seed}.pt"
+        return f"nodegnn_v2_{cfg.node_arch}_{cfg.dataset}_{cfg.gnn_epochs}_{cfg.seed}.pt"
     agg = cfg.gnn_kwargs()["aggregation"]
     return f"gnn_v3_{cfg.dataset}_{cfg.n_graphs}_{int(cfg.equalize_edges)}_{cfg.gnn_epochs}_{cfg.seed}_{agg}.pt"
 
@@ -65,7 +67,9 @@ def load_or_build_gnn(
     path = reporter.data_dir / "ssdg_explainer" / key
     if path.exists() and not force:
         blob = torch.load(path, weights_only=False)
-        model: GCN | NodeGCN = NodeGCN(n_feat, n_classes=n_cls) if node else GCN(n_feat, aggregation=kw["aggregation"])
+        model: GCN | NodeGCN = (
+            NodeGCN(n_feat, n_classes=n_cls, arch=cfg.node_arch) if node else GCN(n_feat, aggregation=kw["aggregation"])
+        )
         model.load_state_dict(blob["state"])
         model.eval()
         for p in model.parameters():
@@ -79,7 +83,7 @@ def load_or_build_gnn(
 
     reporter.log(f"GNN {key} not cached: training it now (ssdg_explainer/build_gnn builds it ahead)")
     if node:
-        model, stats = train_node_gnn(data, epochs=cfg.gnn_epochs, seed=cfg.seed, on_epoch=on_epoch)
+        model, stats = train_node_gnn(data, epochs=cfg.gnn_epochs, seed=cfg.seed, on_epoch=on_epoch, arch=cfg.node_arch)
         blob = {"state": model.state_dict(), "stats": stats}
     else:
         model, stats = train_gnn(data, epochs=cfg.gnn_epochs, seed=cfg.seed, on_epoch=on_epoch, **kw)

@@ -302,3 +302,22 @@ def test_build_step_caches_the_gnn_that_prepare_loads(tmp_path) -> None:
     # a different GNN setting is a different checkpoint; rebuild retrains in place
     assert gnn_cache_key(ExplainConfig.from_params(params | {"gnn_epochs": 3})) != key
     assert build_gnn(params | {"rebuild": True}, MemoryReporter(data_dir=tmp_path))["cached"] is False
+
+
+def test_gnnexplainer_node_model_is_exact_on_three_hop_subgraphs() -> None:
+    """Without degree normalisation a 3-layer model at t depends only on the 3-hop induced subgraph (unlike the
+    normalised GCN, which needs one extra hop); its layer outputs are unit vectors (L2 normalisation)."""
+    from compute.ssdg_explainer.nodes import NodeGCN, computation_subgraphs, node_dataset
+
+    full = node_dataset("tree_cycles", n_motifs=10, seed=0)
+    torch.manual_seed(0)
+    model = NodeGCN(10, n_classes=2, arch="gnnexplainer")
+    targets = [511, 520, 540, 3, 100]
+    X, A = full["X"].unsqueeze(0), full["A"].unsqueeze(0)
+    ref = model.node_logits(X, A)[0, targets]
+    sub3 = computation_subgraphs(full, targets, k=3)
+    assert torch.allclose(model(sub3.X, sub3.A), ref, atol=1e-5)
+    H = model.node_embed(X, A)[0].view(-1, 3, 20)
+    assert torch.allclose(H[:, 2].norm(dim=-1), torch.ones(H.shape[0]), atol=1e-4)
+    with pytest.raises(ValueError):
+        NodeGCN(10, arch="gin")
