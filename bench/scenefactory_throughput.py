@@ -33,7 +33,7 @@ def main() -> None:
             "steps": a.steps,
             "backend": a.backend,
             "loop_agents": 64,
-            "loop_steps": 3,
+            "loop_steps": 1,
             "device": a.device,
             "seed": 0,
         },

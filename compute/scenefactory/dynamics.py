@@ -66,12 +66,18 @@ def commonroad_params() -> VehicleParams:
     return VehicleParams(m=p.m, I_z=p.I_z, l_f=p.a, l_r=p.b, h=p.h_s, track=p.T_f, length=p.l, width=p.w)
 
 
+def _atan(x: torch.Tensor) -> torch.Tensor:
+    """atan(x) as atan2(x, 1): same function (≤ 1 ulp apart), but ATen's CPU atan2 kernel is SIMD-vectorised and its
+    atan is not (≈ 4× slower at a few thousand elements, the single biggest cost of the physics step)."""
+    return torch.atan2(x, torch.ones_like(x))
+
+
 def pacejka(
     alpha: torch.Tensor, fz: torch.Tensor, mu: torch.Tensor, p: VehicleParams, rear: bool = False
 ) -> torch.Tensor:
     """Magic formula F_y = D sin(C atan(Bα − E(Bα − atan Bα))), D = μF_z (odd in α, peak exactly μF_z)."""
     ba = (p.B_rear if rear and p.B_rear is not None else p.B) * alpha
-    return mu * fz * torch.sin(p.C * torch.atan(ba - p.E * (ba - torch.atan(ba))))
+    return mu * fz * torch.sin(p.C * _atan(ba - p.E * (ba - _atan(ba))))
 
 
 def decode_action(action: torch.Tensor, p: VehicleParams) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -100,7 +106,7 @@ def _axle_lateral(
 def steer_terms(delta: torch.Tensor, p: VehicleParams) -> tuple[torch.Tensor, ...]:
     """(cos δ, sin δ, tan δ, cos β, sin β) with the kinematic slip β = atan(l_r tan δ / L)."""
     td = torch.tan(delta)
-    beta = torch.atan(p.l_r * td / p.L)
+    beta = _atan(p.l_r * td / p.L)
     return torch.cos(delta), torch.sin(delta), td, torch.cos(beta), torch.sin(beta)
 
 
@@ -120,52 +126,70 @@ def single_track_substep(
 
     ``trig`` = steer_terms(δ) may be passed to reuse cos δ, sin δ, tan δ, cos β, sin β across sub-steps.
     """
-    x, y, psi, vx, vy, r = s.unbind(-1)
-    ax, ay = acc.unbind(-1)
+    out = _single_track_components((*s.unbind(-1), *acc.unbind(-1)), throttle, delta, brake, mu, p, dt, two_track, trig)
+    return torch.stack(out[:6], -1), torch.stack(out[6:], -1)
+
+
+def _single_track_components(
+    c: tuple[torch.Tensor, ...],
+    throttle: torch.Tensor,
+    delta: torch.Tensor,
+    brake: torch.Tensor,
+    mu: torch.Tensor,
+    p: VehicleParams,
+    dt: float,
+    two_track: bool = False,
+    trig: tuple[torch.Tensor, ...] | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """:func:`single_track_substep` on the 8 component tensors (x, y, ψ, v_x, v_y, r, a_x, a_y): no stack/unbind
+    between sub-steps."""
+    # Same equations as the docstring and the scalar twin; written with fused tensor ops (add/sub with alpha,
+    # constants folded into Python floats, in-place clamps) because at a few thousand vehicles the eager cost is
+    # per-op overhead, not arithmetic.
+    x, y, psi, vx, vy, r, ax, ay = c
     L = p.L
     vxf = torch.clamp(vx, min=p.v_floor)
-    alpha_f = delta - torch.atan2(vy + p.l_f * r, vxf)
-    alpha_r = -torch.atan2(vy - p.l_r * r, vxf)
-    fzf = torch.clamp(p.m * G * p.l_r / L - p.m * ax * p.h / L, min=0.0)
-    fzr = torch.clamp(p.m * G * p.l_f / L + p.m * ax * p.h / L, min=0.0)
+    alpha_f = delta - torch.atan2(torch.add(vy, r, alpha=p.l_f), vxf)
+    alpha_r = -torch.atan2(torch.add(vy, r, alpha=-p.l_r), vxf)
+    mhl = p.m * p.h / L
+    fzf = torch.add(ax, p.m * G * p.l_r / L / -mhl).mul_(-mhl).clamp_(min=0.0)  # m g l_r/L − m a_x h/L
+    fzr = torch.add(ax, p.m * G * p.l_f / L / mhl).mul_(mhl).clamp_(min=0.0)  # m g l_f/L + m a_x h/L
     # longitudinal: rear-wheel drive, brake split by axle load (design)
-    fb = brake * p.brake_force * torch.tanh(vx / 0.05)
+    fb = torch.tanh(vx / 0.05).mul_(brake).mul_(p.brake_force)
     share_f = fzf / torch.clamp(fzf + fzr, min=1e-6)
     fxf = -fb * share_f
-    fxr = throttle * p.drive_force - fb * (1.0 - share_f)
+    fxr = torch.add(fb * share_f - fb, throttle, alpha=p.drive_force)  # throttle·F_drive − fb·(1 − share_f)
     if two_track:
-        dfz = p.m * ay * p.h / p.track
+        dfz = ay * (p.m * p.h / p.track)
         fyf = _axle_lateral(alpha_f, fzf, p.roll_front * dfz, mu, p, 0.25 * p.m * G, False)
         fyr = _axle_lateral(alpha_r, fzr, (1.0 - p.roll_front) * dfz, mu, p, 0.25 * p.m * G, True)
     else:
         fyf = pacejka(alpha_f, fzf, mu, p)
         fyr = pacejka(alpha_r, fzr, mu, p, rear=True)
     # friction ellipse per axle: |F| ≤ μF_z
-    nf = torch.sqrt(fxf**2 + fyf**2)
-    kf = torch.clamp(mu * fzf / torch.clamp(nf, min=1e-9), max=1.0)
-    nr = torch.sqrt(fxr**2 + fyr**2)
-    kr = torch.clamp(mu * fzr / torch.clamp(nr, min=1e-9), max=1.0)
+    muf, mur = mu * fzf, mu * fzr
+    kf = torch.clamp(muf / torch.hypot(fxf, fyf).clamp_(min=1e-9), max=1.0)
+    kr = torch.clamp(mur / torch.hypot(fxr, fyr).clamp_(min=1e-9), max=1.0)
     fxf, fyf, fxr, fyr = fxf * kf, fyf * kf, fxr * kr, fyr * kr
     cd, sd, td, cb, sb = trig if trig is not None else steer_terms(delta, p)
+    front_y = fyf * cd + fxf * sd
     fx_body = fxr + fxf * cd - fyf * sd - _resist(vx, p)
-    fy_body = fyr + fyf * cd + fxf * sd
-    mz = p.l_f * (fyf * cd + fxf * sd) - p.l_r * fyr
     ax_new = fx_body / p.m
-    ay_new = fy_body / p.m
+    ay_new = (fyr + front_y) / p.m
     vx_d = torch.clamp(vx + (ax_new + vy * r) * dt, min=0.0)  # no reverse gear
     vy_d = vy + (ay_new - vx * r) * dt
-    r_d = r + mz / p.I_z * dt
-    # kinematic model for the low-speed blend (reference point CoG)
-    v_k = torch.clamp(vx + ax_new * dt, min=0.0)
+    r_d = torch.add(r, front_y * p.l_f - fyr * p.l_r, alpha=dt / p.I_z)
+    # kinematic model for the low-speed blend (reference point CoG); w = 1 (pure dynamic) above v_blend_lo + 1
+    v_k = torch.clamp(torch.add(vx, ax_new, alpha=dt), min=0.0)
     w = torch.clamp(vx - p.v_blend_lo, 0.0, 1.0)
-    vx_n = w * vx_d + (1 - w) * v_k * cb
-    vy_n = w * vy_d + (1 - w) * v_k * sb
-    r_n = w * r_d + (1 - w) * v_k * cb * td / L
+    vx_n = torch.lerp(v_k * cb, vx_d, w)
+    vy_n = torch.lerp(v_k * sb, vy_d, w)
+    r_n = torch.lerp(v_k * cb * td / L, r_d, w)
     cp, sp = torch.cos(psi), torch.sin(psi)
     x_n = x + (vx_n * cp - vy_n * sp) * dt
     y_n = y + (vx_n * sp + vy_n * cp) * dt
-    psi_n = torch.remainder(psi + r_n * dt + math.pi, 2 * math.pi) - math.pi
-    return torch.stack([x_n, y_n, psi_n, vx_n, vy_n, r_n], -1), torch.stack([ax_new, ay_new], -1)
+    psi_n = torch.remainder(torch.add(psi, r_n, alpha=dt) + math.pi, 2 * math.pi) - math.pi
+    return x_n, y_n, psi_n, vx_n, vy_n, r_n, ax_new, ay_new
 
 
 def _kin_accel(v: torch.Tensor, throttle: torch.Tensor, brake: torch.Tensor, p: VehicleParams) -> torch.Tensor:
@@ -236,17 +260,23 @@ def step(
     backend: str = "single_track",
     dt: float = 0.02,
     substeps: int = 4,
+    repeat: int = 1,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Advance ``dt`` seconds in ``substeps`` sub-steps with the action held.  state [...,6], acc [...,2], mu [...]."""
+    """Advance ``repeat``·``dt`` seconds in ``repeat``·``substeps`` sub-steps of dt/substeps with the action held.
+
+    state [...,6], acc [...,2], mu [...].  ``repeat`` = physics steps per control step (decimation): the action decode
+    and the steering trigonometry are done once for all of them instead of once per physics step.
+    """
     throttle, delta, brake = decode_action(action, p)
     h = dt / substeps
-    trig = steer_terms(delta, p) if backend in ("single_track", "two_track") else None
-    for _ in range(substeps):
-        if backend in ("single_track", "two_track"):
-            state, acc = single_track_substep(
-                state, acc, throttle, delta, brake, mu, p, h, backend == "two_track", trig
-            )
-        elif backend == "kinematic":
+    if backend in ("single_track", "two_track"):
+        trig = steer_terms(delta, p)
+        c = (*state.unbind(-1), *acc.unbind(-1))
+        for _ in range(substeps * repeat):
+            c = _single_track_components(c, throttle, delta, brake, mu, p, h, backend == "two_track", trig)
+        return torch.stack(c[:6], -1), torch.stack(c[6:], -1)
+    for _ in range(substeps * repeat):
+        if backend == "kinematic":
             state, acc = kinematic_substep(state, throttle, delta, brake, p, h)
         elif backend == "waymax":
             state, acc = waymax_substep(state, throttle, delta, brake, p, h)

@@ -24,6 +24,30 @@ CIRCLE_OFFSETS = (-1.45, 0.0, 1.45)  # 3 collision circles along the body [m]
 CIRCLE_RADIUS = 0.9  # [m]
 
 
+def envelope_gap(
+    d2: torch.Tensor, dpx: torch.Tensor, dpy: torch.Tensor, c: torch.Tensor, s: torch.Tensor
+) -> torch.Tensor:
+    """Gap between the 3-circle envelopes of every pair, [W, A, A], without building the [W, A, A, 3, 3] tensor.
+
+    Circle centres p + o·u (u = (cos ψ, sin ψ), o ∈ {−ℓ, 0, ℓ}, ℓ = CIRCLE_OFFSETS[-1]); for Δp = p_j − p_i
+        |Δp + o_j u_j − o_i u_i|² = |Δp|² + o_i² + o_j² + 2 o_j Δp·u_j − 2 o_i Δp·u_i − 2 o_i o_j u_i·u_j,
+    and the minimum over the 9 (o_i, o_j) has a closed form per sign pattern (|·| picks the minimising sign):
+        (0,0): |Δp|²;  (0,±ℓ): |Δp|² + ℓ² − |2ℓ a|;  (±ℓ,0): |Δp|² + ℓ² − |2ℓ b|;
+        (±ℓ,±ℓ): |Δp|² + 2ℓ² + min(−C − |A − B|, C − |A + B|),  A = 2ℓa, B = 2ℓb, C = 2ℓ²c,
+    with a = Δp·u_j, b = Δp·u_i, c = u_i·u_j.  Equal to the brute-force 3×3 minimum (tested).
+    """
+    ell = CIRCLE_OFFSETS[-1]
+    assert CIRCLE_OFFSETS == (-ell, 0.0, ell)
+    cj, sj, ci, si = c[:, None, :], s[:, None, :], c[:, :, None], s[:, :, None]
+    big_a = (dpx * cj + dpy * sj) * (2 * ell)
+    big_b = (dpx * ci + dpy * si) * (2 * ell)
+    big_c = (ci * cj + si * sj) * (2 * ell * ell)
+    cross = torch.minimum(-big_c - (big_a - big_b).abs(), big_c - (big_a + big_b).abs()) + ell * ell
+    single = torch.maximum(big_a.abs(), big_b.abs()).neg_()
+    m = torch.minimum(torch.minimum(cross, single) + ell * ell, torch.zeros_like(d2)) + d2
+    return torch.sqrt(torch.clamp(m, min=0.0)) - 2 * CIRCLE_RADIUS
+
+
 @dataclass
 class EnvConfig:
     """Environment knobs (spec §2–3).  One control step = ``dt`` s = dt/physics_dt physics steps of ``substeps``."""
@@ -71,6 +95,8 @@ class VecDriveEnv:
         self.finished: list[dict[str, torch.Tensor]] = []
         self.timing = {"physics": 0.0, "observation": 0.0, "reward": 0.0}
         self.profile = False
+        self._not_eye = ~torch.eye(A, dtype=torch.bool, device=device)
+        self._win = torch.arange(-2, 16, device=device)
         self.bank_n = max(8, min(cfg.bank_size, 4 * W))
         self.bank = generate(self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device)
         self.reset_worlds(torch.arange(W, device=device))
@@ -121,11 +147,11 @@ class VecDriveEnv:
         """Route index (monotone window search), signed lateral offset, heading error, arc length."""
         pos, psi = self.state[..., :2], self.state[..., 2]
         n = self.cfg.n_points
-        if update_idx:
-            d2 = ((self.route - pos[..., None, :]) ** 2).sum(-1)  # [W, A, N]
-            ar = torch.arange(n, device=self.device)
-            win = (ar >= self.idx[..., None] - 2) & (ar <= self.idx[..., None] + 15)
-            self.idx = torch.argmin(d2.masked_fill(~win, float("inf")), -1)
+        if update_idx:  # nearest route point inside the window [idx − 2, idx + 15] (gathered, not masked)
+            j = torch.clamp(self.idx[..., None] + self._win, 0, n - 1)  # [W, A, 18], increasing → same tie-break
+            pts = torch.gather(self.route, 2, j[..., None].expand(*j.shape, 2))
+            d2 = (pts[..., 0] - pos[..., 0:1]) ** 2 + (pts[..., 1] - pos[..., 1:2]) ** 2
+            self.idx = torch.gather(j, 2, torch.argmin(d2, -1, keepdim=True))[..., 0]
         i0 = torch.clamp(self.idx, max=n - 2)
         a = torch.gather(self.route, 2, i0[..., None, None].expand(*i0.shape, 1, 2))[:, :, 0]
         b = torch.gather(self.route, 2, (i0 + 1)[..., None, None].expand(*i0.shape, 1, 2))[:, :, 0]
@@ -144,22 +170,20 @@ class VecDriveEnv:
         """Pairwise distances, envelope gaps (3 circles), closing speeds, TTC and DRAC between active agents."""
         x, y, psi, vx, vy, _ = self.state.unbind(-1)
         c, s = torch.cos(psi), torch.sin(psi)
-        self.v_world = torch.stack([vx * c - vy * s, vx * s + vy * c], -1)
-        offs = torch.tensor(CIRCLE_OFFSETS, device=self.device)
-        cen = torch.stack([x[..., None] + offs * c[..., None], y[..., None] + offs * s[..., None]], -1)  # [W,A,3,2]
-        diff = cen[:, :, None, :, None, :] - cen[:, None, :, None, :, :]  # [W,A,A,3,3,2]
-        gap = torch.linalg.norm(diff, dim=-1).flatten(-2).min(-1).values - 2 * CIRCLE_RADIUS  # [W,A,A]
-        pos = self.state[..., :2]
-        dp = pos[:, None, :, :] - pos[:, :, None, :]  # p_j − p_i
-        dv = self.v_world[:, None, :, :] - self.v_world[:, :, None, :]
-        self.pair_dist = torch.linalg.norm(dp, dim=-1)
-        closing = -(dp * dv).sum(-1) / torch.clamp(self.pair_dist, min=1e-6)
+        vwx, vwy = vx * c - vy * s, vx * s + vy * c
+        self.v_world = torch.stack([vwx, vwy], -1)
+        dpx, dpy = x[:, None, :] - x[:, :, None], y[:, None, :] - y[:, :, None]  # p_j − p_i
+        dvx, dvy = vwx[:, None, :] - vwx[:, :, None], vwy[:, None, :] - vwy[:, :, None]
+        d2 = dpx * dpx + dpy * dpy
+        self.pair_dist = torch.sqrt(d2)
+        gap = envelope_gap(d2, dpx, dpy, c, s)
+        closing = -(dpx * dvx + dpy * dvy) / torch.clamp(self.pair_dist, min=1e-6)
         act = ~self.parked
-        eye = torch.eye(self.cfg.n_agents, dtype=torch.bool, device=self.device)
-        self.pair_valid = act[:, :, None] & act[:, None, :] & ~eye
-        self.pair_gap = gap.masked_fill(~self.pair_valid, float("inf"))
-        self.pair_ttc = ttc(gap, closing).masked_fill(~self.pair_valid, float("inf"))
-        self.pair_drac = drac(gap, closing).masked_fill(~self.pair_valid, 0.0)
+        self.pair_valid = act[:, :, None] & act[:, None, :] & self._not_eye
+        invalid = ~self.pair_valid
+        self.pair_gap = gap.masked_fill(invalid, float("inf"))
+        self.pair_ttc = ttc(gap, closing).masked_fill(invalid, float("inf"))
+        self.pair_drac = drac(gap, closing).masked_fill(invalid, 0.0)
 
     # -- API -----------------------------------------------------------------------------------
     def observe(self) -> dict[str, torch.Tensor]:
@@ -183,8 +207,8 @@ class VecDriveEnv:
         t0 = self._tic()
         s, acc = self.state, self.acc
         mu = self.mu[:, None].expand_as(active)
-        for _ in range(max(1, round(cfg.dt / cfg.physics_dt))):
-            s, acc = dyn_step(s, acc, action, mu, self.p, cfg.backend, cfg.physics_dt, cfg.substeps)
+        decim = max(1, round(cfg.dt / cfg.physics_dt))
+        s, acc = dyn_step(s, acc, action, mu, self.p, cfg.backend, cfg.physics_dt, cfg.substeps, decim)
         self.state = torch.where(active[..., None], s, self.state)
         self.acc = torch.where(active[..., None], acc, self.acc)
         self._toc("physics", t0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from compute.scenefactory.env import EnvConfig, VecDriveEnv
+from compute.scenefactory.env import CIRCLE_OFFSETS, CIRCLE_RADIUS, EnvConfig, VecDriveEnv, envelope_gap
 from compute.scenefactory.metrics import casps, closing_speed, drac, summarize_episodes, ttc
 from compute.scenefactory.scenes import SCENE_KINDS, resample, scene_paths
 
@@ -19,6 +19,23 @@ def test_drac_and_ttc_hand_computed() -> None:
     assert float(t[0]) == pytest.approx(0.5) and math.isinf(float(t[2]))
     # closing speed of a follower at 15 m/s behind a leader at 5 m/s: 10 m/s
     assert float(closing_speed(torch.tensor([8.0, 0.0]), torch.tensor([5.0 - 15.0, 0.0]))) == pytest.approx(10.0)
+
+
+def test_envelope_gap_equals_brute_force_circles() -> None:
+    """The closed-form 3-circle envelope gap equals the minimum over all 3×3 circle pairs (random poses, overlaps)."""
+    g = torch.Generator().manual_seed(0)
+    x, y = (torch.rand(5, 7, generator=g, dtype=torch.float64) * 12 for _ in range(2))
+    psi = (torch.rand(5, 7, generator=g, dtype=torch.float64) * 2 - 1) * math.pi
+    c, s = torch.cos(psi), torch.sin(psi)
+    dpx, dpy = x[:, None, :] - x[:, :, None], y[:, None, :] - y[:, :, None]
+    got = envelope_gap(dpx**2 + dpy**2, dpx, dpy, c, s)
+    offs = torch.tensor(CIRCLE_OFFSETS, dtype=torch.float64)
+    cx, cy = x[..., None] + offs * c[..., None], y[..., None] + offs * s[..., None]
+    ddx = cx[:, None, :, None, :] - cx[:, :, None, :, None]
+    ddy = cy[:, None, :, None, :] - cy[:, :, None, :, None]
+    ref = torch.sqrt(ddx**2 + ddy**2).flatten(-2).amin(-1) - 2 * CIRCLE_RADIUS
+    assert (ref < 0).any() and (ref > 5).any()  # both overlapping and distant pairs are covered
+    assert torch.allclose(got, ref, atol=1e-9, rtol=0)
 
 
 def test_casps_counts_spawned_agents_only() -> None:
