@@ -135,6 +135,8 @@ SWEEP = Experiment(
             "n_evals": 2,
         },
         "paper headline": {"t_log2": 20, "r_list": [2, 4, 8, 16, 32, 64], "small_fresh": True},
+        # one seed of the multi-seed plateau measurement (docs §4.1b): run with --seed 0, 1, 2
+        "plateau seeds": {"t_log2": 20, "r_list": [8, 16, 32, 64], "small_fresh": False},
         "batchtopk": {"arch": "batchtopk"},
         "jumprelu": {"arch": "jumprelu"},
         "minilm layer 3": {
@@ -245,6 +247,9 @@ SCALING = Experiment(
             "target_t_log2": 14,
         },
         "paper headline": {"u_log2_list": [12, 13, 14, 15, 16], "r_list": [1, 2, 4, 8, 16], "target_t_log2": 22},
+        # grids that bracket the knee in R (docs §4.3b): small pools replayed up to 256 times, and pools to 2^15
+        "knee bracket": {"u_log2_list": [10, 11, 12], "r_list": [1, 4, 16, 64, 256], "target_t_log2": 20},
+        "wide pools": {"u_log2_list": [11, 13, 15], "r_list": [1, 4, 16, 64], "target_t_log2": 20},
         "dictionary axis": {"u_log2_list": [10, 12, 14], "r_list": [1, 4, 16], "m_list": [128, 256, 512]},
     },
     panels=[
