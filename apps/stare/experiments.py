@@ -178,7 +178,7 @@ COMPARE = Experiment(
         "smoke": {**SMOKE, "methods": "stare_vs_grpo", "n_seeds": 1},
         "seeds at lr 5e-5": {
             "methods": "stare_vs_grpo",
-            "n_seeds": 3,
+            "n_seeds": 5,
             "lr": 5e-5,
             "steps": 30,
             "prompts_per_step": 8,
