@@ -32,8 +32,6 @@ class StareRunConfig(CoreRunConfig):
     passk_problems: int = 0
     methods: str = "core"  # comparison: which methods
     n_seeds: int = 1
-    ppo_epochs: int = 1  # > 1 or mini_batches > 1: several updates per rollout batch (the collapse regime)
-    mini_batches: int = 1
 
     def settings(self) -> StareSettings:
         return StareSettings(
@@ -58,14 +56,7 @@ class StareRunConfig(CoreRunConfig):
         ε = (0.2, 0.28), dual clip 10, dynamic sampling, token-mean; dapo: grpo_ds + overlong shaping with
         L_c = max_new/4.
         """
-        g = replace(
-            self.grpo(),
-            passk_problems=self.passk_problems,
-            passk_n=8,
-            passk_k=8,
-            ppo_epochs=self.ppo_epochs,
-            mini_batches=self.mini_batches,
-        )
+        g = replace(self.grpo(), passk_problems=self.passk_problems, passk_n=8, passk_k=8)
         if self.method == "grpo":
             return replace(g, eps_low=0.2, eps_high=0.2, dynamic_sampling=False, overlong_cache=0)
         g = replace(

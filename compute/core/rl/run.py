@@ -39,6 +39,8 @@ class CoreRunConfig(CheckpointFields):
     prompts_per_step: int = 16
     group_size: int = 8
     lr: float = 3e-5  # 1e-4 degraded held-out accuracy on the small model (docs/papers/grpo_core.md)
+    ppo_epochs: int = 1  # updates per rollout batch = ppo_epochs × mini_batches (1 × 1: one on-policy step)
+    mini_batches: int = 1
     eval_every: int = 10
     n_eval: int = 200
     n_eval_final: int = 500
@@ -58,6 +60,8 @@ class CoreRunConfig(CheckpointFields):
             eps_high=self.eps_high,
             dual_clip=self.dual_clip,
             lr=self.lr,
+            ppo_epochs=self.ppo_epochs,
+            mini_batches=self.mini_batches,
             kl_coef=self.kl_coef,
             dynamic_sampling=self.dynamic_sampling,
             overlong_cache=self.overlong_cache,
