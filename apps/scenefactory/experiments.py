@@ -40,6 +40,25 @@ SCENES = Choice(
     label="scene mix",
     group="Scenes",
 )
+
+
+def _demand(default: str = "normal") -> Choice:
+    return Choice(
+        "demand",
+        default,
+        choices=[
+            ("normal", "normal: spawn 7–13 m/s, arcs r 25–50 m, speed reward up to 10 m/s"),
+            ("limit", "limit: spawn 12–20 m/s, arcs r 15–30 m, speed reward up to 20 m/s (near μg)"),
+        ],
+        label="driving demand",
+        group="Scenes",
+        help=(
+            "'limit' makes holding the target speed through curves and turns need more lateral grip than μg, so "
+            "policies must brake where tyres allow it; a kinematic backend has no grip limit and lets them skip that"
+        ),
+    )
+
+
 SMALL = {"n_worlds": 2, "n_agents": 2, "iterations": 2, "steps": 12, "eval_episodes": 4, "max_steps": 20}  # smoke runs
 
 
@@ -140,6 +159,7 @@ PPO_GOAL = Experiment(
     compute="compute.scenefactory.run:ppo_goal",
     params=[
         *_world_params(),
+        _demand(),
         Choice(
             "backend", "single_track", choices=["single_track", "two_track", "kinematic", "waymax"], label="backend"
         ),
@@ -184,6 +204,7 @@ TRANSFER = Experiment(
     compute="compute.scenefactory.run:transfer",
     params=[
         *_world_params(),
+        _demand("limit"),
         Choice(
             "kinematic_backend",
             "kinematic",
@@ -204,8 +225,8 @@ TRANSFER = Experiment(
     presets={
         "smoke": {**SMALL, "use_cache": False},
         "paper headline": {"iterations": 120},
-        "docs: dry, 60 iterations": {"iterations": 60, "use_cache": False},
-        "docs: 5 mm film, 30 iterations": {"iterations": 30, "film_mm": 5.0, "use_cache": False},
+        "docs: dry, 60 iterations": {"iterations": 60, "use_cache": False, "demand": "normal"},
+        "docs: 5 mm film, 30 iterations": {"iterations": 30, "film_mm": 5.0, "use_cache": False, "demand": "normal"},
     },
     panels=[
         Figure("Success: trained on → evaluated on", key="success_heatmap", width=6),

@@ -5,7 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .reward import RewardWeights
 from .scenes import SCENE_KINDS
+
+# Driving demand of the scenes and reward (design; the paper's Waymo scenes and reward tuning are not available).
+# "normal": spawn at 7–13 m/s, arcs of radius 25–50 m, speed reward saturating at 10 m/s — learned policies stay far
+#   inside the grip envelope (peak |a|/(μg) ≪ 1), so the backend and μ hardly matter.
+# "limit": spawn at 12–20 m/s, arcs of radius 15–30 m, speed reward up to 20 m/s (weight 0.05): holding the target
+#   speed through arcs, intersection turns and roundabouts needs a_y = v²/r above μg (dry μg ≈ 11.5 m/s², 12 mm film
+#   ≈ 4 m/s²), so a policy must brake before curves and conflicts where tyres allow it — or, on a kinematic backend
+#   (no grip limit), need not.
+DEMANDS: dict[str, dict[str, Any]] = {
+    "normal": {},
+    "limit": {"v0": (12.0, 20.0), "arc_radius": (15.0, 30.0), "reward": RewardWeights(speed_to_goal=0.05, v_ref=20.0)},
+}
 
 
 @dataclass
@@ -39,6 +52,7 @@ class TrainConfig(_FromParams):
     n_worlds: int = 64
     n_agents: int = 8
     scenes: str = "mix"  # "mix" or one of SCENE_KINDS
+    demand: str = "normal"  # key of DEMANDS
     backend: str = "single_track"
     wet_fraction: float = 0.0
     film_mm: float = 5.0
@@ -58,6 +72,7 @@ class TransferConfig(_FromParams):
     n_worlds: int = 64
     n_agents: int = 8
     scenes: str = "mix"
+    demand: str = "limit"  # key of DEMANDS
     kinematic_backend: str = "kinematic"  # or "waymax"
     film_mm: float = 0.0  # water film of every world (0 = dry); μ(film) acts on the physics backend only
     iterations: int = 30
@@ -74,6 +89,7 @@ class WetConfig(_FromParams):
     n_worlds: int = 64
     n_agents: int = 8
     scenes: str = "mix"
+    demand: str = "normal"  # key of DEMANDS
     depths: tuple[float, ...] = (0.0, 0.5, 5.0, 12.0)
     wet_fraction: float = 0.75
     surface: str = "AC"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .dynamics import VehicleParams
+from .dynamics import G, VehicleParams
 from .dynamics import step as dyn_step
 from .friction import surface_friction
 from .metrics import drac, ttc
@@ -63,6 +63,7 @@ class EnvConfig:
     n_points: int = 64  # route resolution
     k_nbr: int = 4
     v0: tuple[float, float] = (7.0, 13.0)  # initial speed range [m/s]
+    arc_radius: tuple[float, float] = (25.0, 50.0)  # inner-lane radius range of arc scenes [m]
     goal_radius: float = 3.0
     offroad_dist: float = 3.0  # lateral distance from the lane centre that counts as leaving the road [m]
     spawn_prob: float = 1.0  # each agent is spawned with this probability (agent 0 always)
@@ -92,13 +93,18 @@ class VecDriveEnv:
         self.lateral, self.heading_err, self.arc_s = z(W, A), z(W, A), z(W, A)
         self.stats = {k: z(W, A, dt=torch.bool) for k in ("success", "collision", "offroad")}
         self.peak_drac, self.min_ttc, self.ep_return = z(W, A), z(W, A), z(W, A)
+        # friction-limit diagnostics: peak |a|/(μg) (tyre force actually used on physics; acceleration *demanded* on
+        # the kinematic backends, which have no grip limit) and the mean speed of each agent-episode
+        self.peak_grip, self.speed_sum, self.n_steps = z(W, A), z(W, A), z(W, A)
         self.finished: list[dict[str, torch.Tensor]] = []
         self.timing = {"physics": 0.0, "observation": 0.0, "reward": 0.0}
         self.profile = False
         self._not_eye = ~torch.eye(A, dtype=torch.bool, device=device)
         self._win = torch.arange(-2, 16, device=device)
         self.bank_n = max(8, min(cfg.bank_size, 4 * W))
-        self.bank = generate(self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device)
+        self.bank = generate(
+            self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device, arc_radius=cfg.arc_radius
+        )
         self.reset_worlds(torch.arange(W, device=device))
 
     # -- resets --------------------------------------------------------------------------------
@@ -134,6 +140,7 @@ class VecDriveEnv:
         for v in self.stats.values():
             v[w] = False
         self.peak_drac[w], self.min_ttc[w], self.ep_return[w] = 0.0, float("inf"), 0.0
+        self.peak_grip[w], self.speed_sum[w], self.n_steps[w] = 0.0, 0.0, 0.0
         self.refresh()
 
     def refresh(self) -> None:
@@ -249,6 +256,10 @@ class VecDriveEnv:
             active, torch.maximum(self.peak_drac, self.pair_drac.max(-1).values), self.peak_drac
         )
         self.min_ttc = torch.where(active, torch.minimum(self.min_ttc, self.pair_ttc.min(-1).values), self.min_ttc)
+        grip = torch.hypot(self.acc[..., 0], self.acc[..., 1]) / (torch.clamp(mu, min=1e-3) * G)
+        self.peak_grip = torch.where(active, torch.maximum(self.peak_grip, grip), self.peak_grip)
+        self.speed_sum += torch.hypot(vx, vy) * active
+        self.n_steps += active.float()
         self.stats["success"] |= reached
         self.stats["collision"] |= collided
         self.stats["offroad"] |= offroad
@@ -272,6 +283,8 @@ class VecDriveEnv:
                     "min_ttc": self.min_ttc[w][m],
                     "return": self.ep_return[w][m],
                     "h_w": self.h_w[w][:, None].expand_as(m)[m],
+                    "peak_grip": self.peak_grip[w][m],
+                    "mean_speed": (self.speed_sum[w] / torch.clamp(self.n_steps[w], min=1.0))[m],
                 }
             )
             self.reset_worlds(w)
@@ -282,7 +295,18 @@ class VecDriveEnv:
         """Concatenate and clear finished agent-episodes (spawned agents of worlds that ended)."""
         if not self.finished:
             return {
-                k: torch.zeros(0) for k in ("success", "collision", "offroad", "peak_drac", "min_ttc", "return", "h_w")
+                k: torch.zeros(0)
+                for k in (
+                    "success",
+                    "collision",
+                    "offroad",
+                    "peak_drac",
+                    "min_ttc",
+                    "return",
+                    "h_w",
+                    "peak_grip",
+                    "mean_speed",
+                )
             }
         out = {k: torch.cat([f[k] for f in self.finished]).cpu() for k in self.finished[0]}
         self.finished = []

@@ -5,6 +5,8 @@
   Mean peak DRAC averages over spawned agents; high-DRAC rate = share of agents with peak > 3.4 m/s².
 * CASPS = env steps × *spawned* controlled agents / wall seconds.
 * Success = goals reached / agents spawned.
+* Friction-limit diagnostics (ours): peak |a|/(μg) per agent-episode (median reported, and the share above 1, which only
+  a kinematic backend can reach) and the mean speed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import torch
 GAP_FLOOR = 0.1  # m
 HIGH_DRAC = 3.4  # m/s²
 NEAR_MISS_TTC = 2.0  # s
+OVER_GRIP = 1.0  # peak |a|/(μg) above this: more than the tyres can deliver (possible on kinematic backends only)
 
 
 def closing_speed(dp: torch.Tensor, dv: torch.Tensor) -> torch.Tensor:
@@ -56,4 +59,13 @@ def summarize_episodes(ep: dict[str, torch.Tensor]) -> dict[str, float]:
         "near_miss_rate": float((min_ttc < NEAR_MISS_TTC).float().mean()),
         "min_ttc_median": float(torch.clamp(min_ttc, max=100.0).median()),
         "return": float(ep["return"].float().mean()),
+        **(
+            {
+                "mean_speed": float(ep["mean_speed"].float().mean()),
+                "peak_grip_median": float(ep["peak_grip"].float().median()),
+                "over_grip_rate": float((ep["peak_grip"].float() > OVER_GRIP).float().mean()),
+            }
+            if "peak_grip" in ep
+            else {}
+        ),
     }

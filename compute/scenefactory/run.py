@@ -15,7 +15,7 @@ import torch
 from compute.core.reporter import Reporter
 from compute.core.runtime import resolve_device, seed_everything
 
-from .config import ThroughputConfig, TrainConfig, TransferConfig, WetConfig, scene_list
+from .config import DEMANDS, ThroughputConfig, TrainConfig, TransferConfig, WetConfig, scene_list
 from .dynamics import step_loop
 from .env import EnvConfig, VecDriveEnv
 from .friction import SURFACE_NAMES, all_friction, hydroplaning_speed
@@ -164,8 +164,14 @@ def throughput(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 # shared training helpers
 # ------------------------------------------------------------------------------------------------
-def _env_cfg(n_worlds: int, n_agents: int, scenes: str, max_steps: int, **kw: Any) -> EnvConfig:
-    return EnvConfig(n_worlds=n_worlds, n_agents=n_agents, scenes=scene_list(scenes), max_steps=max_steps, **kw)
+def _env_cfg(
+    n_worlds: int, n_agents: int, scenes: str, max_steps: int, demand: str = "normal", **kw: Any
+) -> EnvConfig:
+    if demand not in DEMANDS:
+        raise ValueError(f"unknown demand {demand!r}; one of {sorted(DEMANDS)}")
+    return EnvConfig(
+        n_worlds=n_worlds, n_agents=n_agents, scenes=scene_list(scenes), max_steps=max_steps, **DEMANDS[demand], **kw
+    )
 
 
 def _report_iter(reporter: Reporter, prefix: str, it: int, s: dict[str, float]) -> None:
@@ -267,6 +273,7 @@ def ppo_goal(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         cfg.n_agents,
         cfg.scenes,
         cfg.max_steps,
+        cfg.demand,
         backend=cfg.backend,
         wet_fraction=cfg.wet_fraction,
         film_mm=(cfg.film_mm,),
@@ -301,7 +308,7 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     pcfg = PPOConfig(iterations=cfg.iterations, steps=cfg.steps)
     models = {}
     for i, (name, be) in enumerate(backends.items()):
-        ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet)
+        ecfg = _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, cfg.demand, backend=be, **wet)
         cache = _cache_path(
             reporter, cfg.use_cache, f"transfer-{name}", {"env": asdict(ecfg), "ppo": asdict(pcfg), "seed": cfg.seed}
         )
@@ -321,7 +328,7 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         zr = []
         for ev_name, be in backends.items():
             env = VecDriveEnv(
-                _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend=be, **wet),
+                _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, cfg.demand, backend=be, **wet),
                 device,
                 cfg.seed + 777,
             )
@@ -335,7 +342,7 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
         heatmap(z, list(backends), list(backends), "success rate: trained on (rows) → evaluated on (columns)"),
     )
     env = VecDriveEnv(
-        _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, backend="single_track", **wet),
+        _env_cfg(cfg.n_worlds, cfg.n_agents, cfg.scenes, cfg.max_steps, cfg.demand, backend="single_track", **wet),
         device,
         cfg.seed + 999,
     )
@@ -347,6 +354,10 @@ def transfer(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
     reporter.figure("trajectories", trajectories_figure(route, trajs, "same scene on the physics backend"))
     reporter.progress(1.0, "done")
     s = {f"{r['trained_on']}_to_{r['evaluated_on']}": r.get("success", 0.0) for r in rows}
+    for r in rows:  # why episodes failed, and how close to the grip limit the policy drove
+        for k in ("collision", "offroad", "mean_peak_drac", "mean_speed", "peak_grip_median", "over_grip_rate"):
+            if k in r:
+                s[f"{r['trained_on']}_to_{r['evaluated_on']}_{k}"] = r[k]
     s["gap_physics_trained"] = s["physics_to_physics"] - s["physics_to_kinematic"]
     s["gap_kinematic_trained"] = s["kinematic_to_kinematic"] - s["kinematic_to_physics"]
     return s
@@ -390,6 +401,7 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             cfg.n_agents,
             cfg.scenes,
             cfg.max_steps,
+            cfg.demand,
             wet_fraction=cfg.wet_fraction,
             film_mm=cfg.train_films,
             surface=cfg.surface,
@@ -409,6 +421,7 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
                 cfg.n_agents,
                 cfg.scenes,
                 cfg.max_steps,
+                cfg.demand,
                 wet_fraction=1.0 if h > 0 else 0.0,
                 film_mm=(h,),
                 surface=cfg.surface,
@@ -431,4 +444,7 @@ def wet_road(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
             a["high_drac_rate"],
             b["high_drac_rate"],
         )
+        for k in ("collision", "offroad", "mean_speed", "peak_grip_median"):
+            if k in a and k in b:
+                summary[f"aware_{k}_{h:g}mm"], summary[f"blind_{k}_{h:g}mm"] = a[k], b[k]
     return summary

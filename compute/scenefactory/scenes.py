@@ -38,13 +38,16 @@ def resample(poly: np.ndarray, n: int) -> np.ndarray:
     return np.stack([np.interp(t, s, poly[:, 0]), np.interp(t, s, poly[:, 1])], 1)
 
 
-def scene_paths(kind: str, rng: np.random.Generator) -> list[np.ndarray]:
-    """Origin–destination lane-centre polylines of one procedural scene."""
+def scene_paths(
+    kind: str, rng: np.random.Generator, arc_radius: tuple[float, float] = (25.0, 50.0)
+) -> list[np.ndarray]:
+    """Origin–destination lane-centre polylines of one procedural scene (``arc_radius``: inner-lane radius range of
+    the arc scene [m]; tighter arcs demand more lateral grip at a given speed, a_y = v²/r)."""
     if kind == "straight":
         length = rng.uniform(60, 85)
         return [np.array([[0.0, y], [length, y]]) for y in (0.0, LANE_WIDTH)]
     if kind == "arc":
-        r, ang, side = rng.uniform(25, 50), rng.uniform(math.pi / 4, math.pi / 2), rng.choice([-1.0, 1.0])
+        r, ang, side = rng.uniform(*arc_radius), rng.uniform(math.pi / 4, math.pi / 2), rng.choice([-1.0, 1.0])
         paths = []
         for off in (0.0, LANE_WIDTH):
             rr = r + off
@@ -103,6 +106,7 @@ def generate(
     n_points: int = 64,
     spacing: tuple[float, float] = (12.0, 18.0),
     device: str = "cpu",
+    arc_radius: tuple[float, float] = (25.0, 50.0),
 ) -> SceneBatch:
     """Sample ``n_worlds`` scenes (kind uniformly from ``kinds``) and assign each agent a path and a queue slot."""
     route = np.zeros((n_worlds, n_agents, n_points, 2))
@@ -111,7 +115,7 @@ def generate(
     for w in range(n_worlds):
         kind = kinds[rng.integers(len(kinds))]
         kind_idx[w] = SCENE_KINDS.index(kind)
-        paths = [resample(p, n_points) for p in scene_paths(kind, rng)]
+        paths = [resample(p, n_points) for p in scene_paths(kind, rng, arc_radius)]
         n_paths = len(paths)
         gap = rng.uniform(*spacing)
         n_queue = math.ceil(n_agents / n_paths)
