@@ -21,5 +21,6 @@ s = train_one(cfg, r, res)
 ent = r.points.get("entropy/mean", ([], []))
 gate = r.points.get("stare/gate", ([], []))
 acc = r.points.get("acc/heldout", ([], []))
-json.dump(dict(params=p, summary=s, entropy=ent, gate=gate, acc=acc, wall=time.time() - t0), open(out, "w"))
+ctl = {k: v for k, v in r.points.items() if k.startswith("stare/")}
+json.dump(dict(params=p, summary=s, entropy=ent, gate=gate, acc=acc, stare=ctl, wall=time.time() - t0), open(out, "w"))
 print(json.dumps(s), time.time() - t0, flush=True)

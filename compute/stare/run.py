@@ -249,6 +249,7 @@ def stare_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
 METHOD_SETS = {
     "core": ("grpo_ds", "dapo", "stare_o1", "stare_c2"),
     "stare_vs_grpo": ("grpo_ds", "stare_o1"),
+    "c2_vs_grpo": ("grpo_ds", "stare_c2"),
     "all": METHODS,
 }
 
