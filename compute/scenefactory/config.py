@@ -15,9 +15,22 @@ from .scenes import SCENE_KINDS
 #   speed through arcs, intersection turns and roundabouts needs a_y = v²/r above μg (dry μg ≈ 11.5 m/s², 12 mm film
 #   ≈ 4 m/s²), so a policy must brake before curves and conflicts where tyres allow it — or, on a kinematic backend
 #   (no grip limit), need not.
+# "fast": the "normal" scenes with the "limit" speed reward: feasible on dry roads at 20 m/s except in turns, but on a
+#   water film (μg ≈ 4–5 m/s²) the rewarded speeds exceed the grip in arcs, turns and braking for conflicts.
+# "anticipate": "limit" arcs and speed reward, but spawns at 8–14 m/s, a 45 m run-up before each arc and a look-ahead
+#   of ≈ 60–75 m instead of ≈ 20–35 m: braking from 20 m/s to an arc's grip speed takes ≈ 17 m dry but ≈ 50 m on a
+#   12 mm film, so a policy that knows μ can start braking in time; one that does not has to guess.
 DEMANDS: dict[str, dict[str, Any]] = {
     "normal": {},
     "limit": {"v0": (12.0, 20.0), "arc_radius": (15.0, 30.0), "reward": RewardWeights(speed_to_goal=0.05, v_ref=20.0)},
+    "fast": {"reward": RewardWeights(speed_to_goal=0.05, v_ref=20.0)},
+    "anticipate": {
+        "v0": (8.0, 14.0),
+        "arc_radius": (15.0, 30.0),
+        "arc_lead": 45.0,
+        "road_offsets": (1, 2, 3, 5, 7, 10, 14, 19, 25, 32, 40),
+        "reward": RewardWeights(speed_to_goal=0.05, v_ref=20.0),
+    },
 }
 
 

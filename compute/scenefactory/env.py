@@ -16,7 +16,7 @@ from .dynamics import G, VehicleParams
 from .dynamics import step as dyn_step
 from .friction import surface_friction
 from .metrics import drac, ttc
-from .obs import observe, wrap
+from .obs import ROAD_OFFSETS, observe, wrap
 from .reward import RewardWeights, compute_reward
 from .scenes import LANE_WIDTH, SCENE_KINDS, generate
 
@@ -64,6 +64,8 @@ class EnvConfig:
     k_nbr: int = 4
     v0: tuple[float, float] = (7.0, 13.0)  # initial speed range [m/s]
     arc_radius: tuple[float, float] = (25.0, 50.0)  # inner-lane radius range of arc scenes [m]
+    arc_lead: float = 20.0  # straight run-up before the arc [m]
+    road_offsets: tuple[int, ...] = ROAD_OFFSETS  # look-ahead route indices observed (64 points ≈ 1–1.8 m apart)
     goal_radius: float = 3.0
     offroad_dist: float = 3.0  # lateral distance from the lane centre that counts as leaving the road [m]
     spawn_prob: float = 1.0  # each agent is spawned with this probability (agent 0 always)
@@ -103,7 +105,9 @@ class VecDriveEnv:
         self._win = torch.arange(-2, 16, device=device)
         self.bank_n = max(8, min(cfg.bank_size, 4 * W))
         self.bank = generate(
-            self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device, arc_radius=cfg.arc_radius
+            self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device,
+            arc_radius=cfg.arc_radius,
+            arc_lead=cfg.arc_lead,
         )
         self.reset_worlds(torch.arange(W, device=device))
 

@@ -40,9 +40,10 @@ def observe(env: object) -> dict[str, torch.Tensor]:  # env: VecDriveEnv (duck-t
     ego = torch.cat([ego, tok], -1)
     # road: look-ahead points of the own route
     n = env.route.shape[2]
-    offs = torch.tensor(ROAD_OFFSETS, device=s.device)
+    road_offsets = getattr(env.cfg, "road_offsets", ROAD_OFFSETS)
+    offs = torch.tensor(road_offsets, device=s.device)
     j = torch.clamp(env.idx[..., None] + offs, max=n - 1)  # [W, A, Kr]
-    pts = torch.gather(env.route, 2, j[..., None].expand(W, A, len(ROAD_OFFSETS), 2))
+    pts = torch.gather(env.route, 2, j[..., None].expand(W, A, len(road_offsets), 2))
     hd = torch.gather(env.heading, 2, j)
     rx, ry = to_ego(pts[..., 0] - x[..., None], pts[..., 1] - y[..., None], psi[..., None])
     typ = torch.where(j == n - 1, 2.0, 1.0).to(s.dtype)

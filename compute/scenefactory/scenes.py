@@ -39,10 +39,11 @@ def resample(poly: np.ndarray, n: int) -> np.ndarray:
 
 
 def scene_paths(
-    kind: str, rng: np.random.Generator, arc_radius: tuple[float, float] = (25.0, 50.0)
+    kind: str, rng: np.random.Generator, arc_radius: tuple[float, float] = (25.0, 50.0), arc_lead: float = 20.0
 ) -> list[np.ndarray]:
     """Origin–destination lane-centre polylines of one procedural scene (``arc_radius``: inner-lane radius range of
-    the arc scene [m]; tighter arcs demand more lateral grip at a given speed, a_y = v²/r)."""
+    the arc scene [m]; tighter arcs demand more lateral grip at a given speed, a_y = v²/r; ``arc_lead``: length of
+    the straight run-up before the arc [m], i.e. the room to brake before it)."""
     if kind == "straight":
         length = rng.uniform(60, 85)
         return [np.array([[0.0, y], [length, y]]) for y in (0.0, LANE_WIDTH)]
@@ -51,7 +52,7 @@ def scene_paths(
         paths = []
         for off in (0.0, LANE_WIDTH):
             rr = r + off
-            lead = np.array([[-20.0, -off], [0.0, -off]])
+            lead = np.array([[-arc_lead, -off], [0.0, -off]])
             arc = _arc(0.0, r, rr, -math.pi / 2, -math.pi / 2 + ang)
             end = arc[-1] + 15.0 * np.array([math.cos(ang), math.sin(ang)])
             p = np.concatenate([lead, arc, end[None]])
@@ -107,6 +108,7 @@ def generate(
     spacing: tuple[float, float] = (12.0, 18.0),
     device: str = "cpu",
     arc_radius: tuple[float, float] = (25.0, 50.0),
+    arc_lead: float = 20.0,
 ) -> SceneBatch:
     """Sample ``n_worlds`` scenes (kind uniformly from ``kinds``) and assign each agent a path and a queue slot."""
     route = np.zeros((n_worlds, n_agents, n_points, 2))
@@ -115,7 +117,7 @@ def generate(
     for w in range(n_worlds):
         kind = kinds[rng.integers(len(kinds))]
         kind_idx[w] = SCENE_KINDS.index(kind)
-        paths = [resample(p, n_points) for p in scene_paths(kind, rng, arc_radius)]
+        paths = [resample(p, n_points) for p in scene_paths(kind, rng, arc_radius, arc_lead)]
         n_paths = len(paths)
         gap = rng.uniform(*spacing)
         n_queue = math.ceil(n_agents / n_paths)

@@ -99,3 +99,19 @@ def test_limit_demand_config_and_episode_records() -> None:
         env.step(torch.zeros(4, 2, 3))
     s = summarize_episodes(env.pop_finished())
     assert s["episodes"] >= 8 and 5.0 < s["mean_speed"] < 20.0 and 0.0 <= s["peak_grip_median"] < 1.1
+
+
+def test_anticipate_demand_run_up_and_look_ahead() -> None:
+    """"anticipate": a 45 m straight before each arc and 11 look-ahead points reaching ≈ 40 route points ahead."""
+    rng = np.random.default_rng(1)
+    inner = scene_paths("arc", rng, (15.0, 30.0), 45.0)[0]
+    assert abs(inner[0, 0]) == pytest.approx(45.0) and inner[1, 0] == pytest.approx(0.0)
+    cfg = _env_cfg(3, 4, "arc", 30, "anticipate")
+    assert cfg.arc_lead == 45.0 and cfg.v0 == (8.0, 14.0)
+    env = VecDriveEnv(cfg, seed=0)
+    o = env.observe()
+    assert o["road"].shape == (3, 4, len(cfg.road_offsets), 4)
+    ahead = torch.gather(env.arclen, 2, torch.clamp(env.idx + 40, max=63)[..., None])[..., 0]
+    here = torch.gather(env.arclen, 2, env.idx[..., None])[..., 0]
+    rear = env.idx == 0  # queue tails start at the route start: the farthest look-ahead point is ≥ 50 m away
+    assert float((ahead - here)[rear].min()) > 50.0
