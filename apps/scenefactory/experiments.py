@@ -49,6 +49,8 @@ def _demand(default: str = "normal") -> Choice:
         choices=[
             ("normal", "normal: spawn 7–13 m/s, arcs r 25–50 m, speed reward up to 10 m/s"),
             ("limit", "limit: spawn 12–20 m/s, arcs r 15–30 m, speed reward up to 20 m/s (near μg)"),
+            ("fast", "fast: normal scenes, speed reward up to 20 m/s"),
+            ("anticipate", "anticipate: limit arcs after a 45 m run-up, spawn 8–14 m/s, ≈ 60–75 m look-ahead"),
         ],
         label="driving demand",
         group="Scenes",
@@ -199,7 +201,9 @@ TRANSFER = Experiment(
     description=(
         "Train one policy on the physics backend and one on a kinematic bicycle, then evaluate each on both. "
         "The paper finds physics→kinematic succeeds (99.5%) while kinematic→physics fails (47.3%).\n"
-        "Kinematic models have no grip limit, so kinematic-trained policies brake and steer beyond μ."
+        "Kinematic models have no grip limit, so kinematic-trained policies brake and steer beyond μ. The default "
+        "'limit' driving demand (spawn 12–20 m/s, arcs r 15–30 m, speed reward up to 20 m/s) makes that matter: "
+        "holding the rewarded speed through curves needs more than μg."
     ),
     compute="compute.scenefactory.run:transfer",
     params=[
@@ -225,6 +229,7 @@ TRANSFER = Experiment(
     presets={
         "smoke": {**SMALL, "use_cache": False},
         "paper headline": {"iterations": 120},
+        "docs: limit, 120 iterations, 1024 eval episodes": {"iterations": 120, "eval_episodes": 1024, "use_cache": False},
         "docs: dry, 60 iterations": {"iterations": 60, "use_cache": False, "demand": "normal"},
         "docs: 5 mm film, 30 iterations": {"iterations": 30, "film_mm": 5.0, "use_cache": False, "demand": "normal"},
     },
@@ -271,6 +276,7 @@ WET = Experiment(
             "train_films", [0.5, 5.0, 12.0], min=0.0, max=20.0, min_len=1, max_len=8, label="training film depths [mm]"
         ),
         Float("wet_fraction", 0.75, min=0.0, max=1.0, label="wet world fraction in training"),
+        _demand(),
         Choice("surface", "AC", choices=["AC", "SMA", "OGFC", "mixed"], label="surface"),
         *_train_params(30, 1, 300),
         _cache(),
@@ -279,6 +285,13 @@ WET = Experiment(
         "smoke": {**SMALL, "depths": [0.0, 12.0], "use_cache": False},
         "paper headline": {"iterations": 120},
         "docs: 60 iterations": {"iterations": 60, "use_cache": False},
+        "docs: anticipate, 150 iterations": {
+            "iterations": 150,
+            "demand": "anticipate",
+            "wet_fraction": 0.5,
+            "eval_episodes": 1024,
+            "use_cache": False,
+        },
     },
     panels=[
         Line("μ vs speed [km/h] per film depth", keys=["mu/*"], x_label="km/h", y_label="μ", width=6),
