@@ -89,6 +89,15 @@ def _checkpoint() -> list[Any]:
         replace(params.sft_lr(), default=3e-3),
         Float("p_cot", 0.8, min=0.5, max=1.0, label="CoT share of SFT traces", group="SFT checkpoint"),
         Int("n_pool", 4000, min=20, max=100_000, log=True, label="SFT scenes", group="SFT checkpoint"),
+        Choice(
+            "cot",
+            "lanes",
+            choices=[("lanes", "per-lane gap / TTC"), ("rel", "relative tracks + lane values (computable)")],
+            label="CoT trace style",
+            help="rel: each agent's relative position now and after 4 s at constant ego speed, each reachable "
+            "lane's best plan score in tenths, then the plan parameters",
+            group="SFT checkpoint",
+        ),
     ]
 
 

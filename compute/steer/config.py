@@ -30,6 +30,7 @@ class SteerConfig(CheckpointFields):
     sft_lr: float = 3e-3
     p_cot: float = 0.8  # CoT share of the SFT traces (the over-reasoning start)
     n_pool: int = 4000  # SFT scenes
+    cot: str = "lanes"  # CoT trace style: "lanes" (per-lane gap/TTC) or "rel" (relative tracks + lane values)
     max_new: int = 64
     # method
     method: str = "steer"
@@ -58,7 +59,13 @@ class SteerConfig(CheckpointFields):
 
     def sft_config(self) -> SteerSFTConfig:
         return SteerSFTConfig(
-            size=self.size, tokens=self.sft_tokens, lr=self.sft_lr, p_cot=self.p_cot, n_pool=self.n_pool, seed=0
+            size=self.size,
+            tokens=self.sft_tokens,
+            lr=self.sft_lr,
+            p_cot=self.p_cot,
+            n_pool=self.n_pool,
+            seed=0,
+            cot=self.cot,
         )
 
     def grpo(self, seed: int | None = None) -> GRPOConfig:

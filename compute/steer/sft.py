@@ -26,6 +26,7 @@ from compute.core.lm.sampling import right_pad
 from compute.core.lm.sft import SFTConfig, lr_at, sft_loss
 from compute.core.tasks.base import split_rng
 from compute.steer.task import DrivingTask
+from compute.steer.traces import REL_VERSION
 
 VERSION = "1"
 # "tiny" is this app's CPU size (design choice); the others are the core's
@@ -42,12 +43,18 @@ class SteerSFTConfig:
     n_pool: int = 4000  # train scenes drawn once
     max_len: int = 192
     seed: int = 0
+    cot: str = "lanes"  # CoT trace style (traces.COT_STYLES)
 
     def lm(self, vocab: int) -> LMConfig:
         return LMConfig(vocab_size=vocab, max_len=self.max_len, **STEER_SIZES[self.size])
 
     def key(self, vocab: int) -> str:
-        blob = json.dumps({"sft": asdict(self), "lm": self.lm(vocab).to_dict(), "v": VERSION}, sort_keys=True)
+        sft = asdict(self)
+        if sft["cot"] == "lanes":  # the original style: keep the hashes of the checkpoints built before the field
+            del sft["cot"]
+        else:
+            sft["cot_version"] = REL_VERSION
+        blob = json.dumps({"sft": sft, "lm": self.lm(vocab).to_dict(), "v": VERSION}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -77,7 +84,7 @@ def batch_tensors(
 
 def train(cfg: SteerSFTConfig, reporter: Any = None, device: str = "cpu") -> tuple[TinyLM, DrivingTask, dict]:
     torch.manual_seed(cfg.seed)
-    task = DrivingTask(p_cot=cfg.p_cot)
+    task = DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot)
     model = TinyLM(cfg.lm(task.tokenizer.vocab_size)).to(device)
     t0 = time.perf_counter()
     pool = task.sample(cfg.n_pool, split_rng(cfg.seed, "train"), "train")
@@ -140,7 +147,7 @@ def load_or_build(
         model.eval()
         if reporter is not None:
             reporter.log(f"SFT checkpoint cache hit: {path.name}")
-        return SteerSFTResult(model, DrivingTask(p_cot=cfg.p_cot), path, True, blob["meta"])
+        return SteerSFTResult(model, DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot), path, True, blob["meta"])
     if reporter is not None:
         reporter.log(f"building SFT checkpoint {path.name}")
     model, task, meta = train(cfg, reporter, device)

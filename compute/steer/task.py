@@ -15,7 +15,7 @@ from compute.core.tasks.base import Problem, sample_filtered
 from compute.steer.scenes import draw_scene
 from compute.steer.score import scores, submetrics
 from compute.steer.sim import plan_ids
-from compute.steer.traces import DIRECT, THINK, make_tokenizer, parse_plan, response_text, scene_text
+from compute.steer.traces import COT_STYLES, DIRECT, THINK, make_tokenizer, parse_plan, response_text, scene_text
 
 METRICS = ("epdms", "pdms")
 
@@ -33,9 +33,14 @@ def scene_problem(scene: Any, analysis: Any) -> Problem:
 class DrivingTask:
     name = "driving"
 
-    def __init__(self, metric: str = "epdms", p_cot: float = 0.8, tiers: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, metric: str = "epdms", p_cot: float = 0.8, tiers: tuple[str, ...] | None = None, cot: str = "lanes"
+    ) -> None:
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}")
+        if cot not in COT_STYLES:
+            raise ValueError(f"cot must be one of {COT_STYLES}")
+        self.cot = cot  # the reasoning-trace style of the SFT CoT traces (traces.py)
         self.metric = metric
         self.p_cot = p_cot  # share of CoT traces in SFT (the over-reasoning start)
         self.tiers = tiers  # restrict sampling to these tiers (analysis); None = the 40/30/30 mix
@@ -71,4 +76,7 @@ class DrivingTask:
     def solution(self, problem: Problem, rng: np.random.Generator | None = None) -> str:
         rng = rng if rng is not None else np.random.default_rng(0)
         route = THINK if rng.random() < self.p_cot else DIRECT
-        return response_text(problem.data["scene"], problem.data["analysis"].expert, route)
+        key = f"response_{self.cot}_{route}"  # the trace is deterministic given the scene: cache it
+        if key not in problem.data:
+            problem.data[key] = response_text(problem.data["scene"], problem.data["analysis"].expert, route, self.cot)
+        return problem.data[key]

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from compute.core.lm.tokenizer import Tokenizer
-from compute.steer.scenes import PlanSpec
-from compute.steer.sim import ACTIONS, CAR_L, N_LANES, STEPS, Scene, stop_distance
+from compute.steer.scenes import PlanSpec, library
+from compute.steer.score import progress_ratio, scores, submetrics
+from compute.steer.sim import ACTIONS, CAR_L, N_LANES, STEPS, Scene, agent_tracks, stop_distance
 
 THINK, DIRECT = "<think>", "<direct>"
 ROUTE_TOKENS = (THINK, DIRECT)
@@ -124,10 +127,84 @@ def cot_text(s: Scene, expert: PlanSpec) -> str:
     return " ; ".join(parts)
 
 
-def response_text(s: Scene, expert: PlanSpec, route: str) -> str:
+# ---------------------------------------------------------------- the "rel" CoT (computable step by step)
+REL_WINDOW = (-25, 40)  # agents listed: centre within this window now (metres ahead of the ego centre)
+REL_MAX_AGENTS = 2  # per lane, in prompt order
+REL_VERSION = "2"  # bumps the SFT checkpoint hash when the rel trace changes
+
+
+def reachable_lanes(s: Scene) -> list[int]:
+    """The ego lane and its neighbours (the library changes lane at most once)."""
+    return [lane for lane in range(s.ego_lane - 1, s.ego_lane + 2) if 0 <= lane < N_LANES]
+
+
+def rel_track(s: Scene) -> list[tuple[int, int, int, int]]:
+    """(lane, rel0, dv, rel4) per agent: its centre minus the ego's now, its speed minus the ego's, and the
+    relative position at t = 4 s if the ego keeps its speed (the agent follows its script, so for a braking agent
+    rel4 ≠ rel0 + 4·dv); a cutting-in agent counts in the lane it moves into."""
+    ag = agent_tracks(s)
+    out = []
+    for i, a in enumerate(s.agents):
+        lane = a.target if a.kind == "cut" else a.lane
+        rel4 = int(round(float(ag["x"][i, -1]) - 4.0 * s.ego_v))
+        out.append((lane, int(round(a.x)), int(round(a.v - s.ego_v)), rel4))
+    return out
+
+
+def _sgn(x: int) -> str:
+    return ("+ " if x >= 0 else "- ") + str(min(99, abs(x)))
+
+
+def lane_verdicts(s: Scene, metric: str = "epdms") -> dict[int, int]:
+    """Per reachable lane: the best reward score of the library plans that end in it, in tenths (0–10)."""
+    specs, ids = library()
+    m = submetrics(s, ids)
+    okp = (m["NC"] == 1) & (m["DAC"] == 1) & (m["TLC"] == 1)
+    m["EP"] = progress_ratio(m["progress"], float(m["progress"][okp].max()) if okp.any() else 0.0)
+    sc = scores(m)[metric]
+    end = np.array([s.ego_lane + {"s": 0, "l": -1, "r": 1}[p.lat] for p in specs])
+    return {lane: int(round(10 * float(sc[end == lane].max()))) for lane in reachable_lanes(s)}
+
+
+def cot_rel(s: Scene, expert: PlanSpec, verdicts: dict[int, int] | None = None) -> str:
+    """Reasoning that writes out the quantities the plan depends on, each one small step from what is already
+    written: per reachable lane (the ego lane and its neighbours), the closure start (``cl 34``) and up to two
+    agents in it (prompt order, centre within 25 m behind … 40 m ahead now), each as three signed numbers — its
+    relative position now (copied), its relative speed (one subtraction) and its relative position after 4 s if the
+    ego keeps its speed (``+ 8 - 3 - 4``: 8 m ahead, 3 m/s slower, 4 m behind after 4 s, so keeping the speed
+    passes through it) — then the lane's value (the best score of a library plan ending in that lane, in tenths;
+    the plan's lane is the argmax, ties to fewer lane changes); the light decision; a non-keep command; the
+    expert's library parameters, which the plan spells out.  Example (closure in L1, traffic in L0):
+    ``L0 + 4 + 2 + 12 10 L1 cl 34 6 L2 free 9 ; meta A 8 A l 0``."""
+    verdicts = lane_verdicts(s) if verdicts is None else verdicts
+    tracks = rel_track(s)
+    parts = []
+    for lane in reachable_lanes(s):
+        items = []
+        if s.closure is not None and s.closure[0] == lane:
+            items.append(f"cl {_num(s.closure[1])}")
+        near = [(r0, dv, r4) for (ln, r0, dv, r4) in tracks if ln == lane and REL_WINDOW[0] <= r0 <= REL_WINDOW[1]]
+        for r0, dv, r4 in near[:REL_MAX_AGENTS]:
+            items.append(f"{_sgn(r0)} {_sgn(dv)} {_sgn(r4)}")
+        parts.append(f"L{lane} {' '.join(items) if items else 'free'} {verdicts[lane]}")
+    out = [" ".join(parts)]
+    tl = light_decision(s)
+    if tl is not None:
+        out.append(f"tl {tl}")
+    if s.cmd != "K":
+        out.append(f"cmd {s.cmd}")
+    out.append(f"meta {expert.a1} {expert.k} {expert.a2} {expert.lat} {expert.j}")
+    return " ; ".join(out)
+
+
+COT_STYLES = ("lanes", "rel")
+
+
+def response_text(s: Scene, expert: PlanSpec, route: str, style: str = "lanes") -> str:
     plan = " ".join(expert.actions())
     if route == THINK:
-        return f"{THINK} {cot_text(s, expert)} | {plan}"
+        cot = cot_text(s, expert) if style == "lanes" else cot_rel(s, expert)
+        return f"{THINK} {cot} | {plan}"
     return f"{DIRECT} {plan}"
 
 

@@ -181,3 +181,35 @@ def test_pareto_front() -> None:
     # (tokens, score): (10, .9) and (30, .95) are the front; (30, .9) and (12, .85) are dominated; ties stay
     pts = [(10.0, 0.9), (30.0, 0.95), (30.0, 0.9), (12.0, 0.85), (10.0, 0.9)]
     assert pareto_front(pts) == [0, 1, 4]
+
+
+def test_rel_cot_known_scene_and_round_trip() -> None:
+    from compute.steer.scenes import analyse
+    from compute.steer.sim import Agent, Scene
+    from compute.steer.traces import cot_rel, lane_verdicts, rel_track
+
+    # ego L1 at 10 m/s; L0: a car 4 m ahead at 12 m/s (after 4 s: 4 + 4·12 − 40 = 12 m ahead);
+    # L1 closed at 30 m; L2: a car far behind and slower (never near: left out of the trace)
+    s = Scene(1, 10, [Agent(0, 4, 12), Agent(2, -40, 8)], closure=(1, 30))
+    a = analyse(s)
+    assert rel_track(s) == [(0, 4, 2, 12), (2, -40, -2, -48)]
+    v = lane_verdicts(s)
+    assert set(v) == {0, 1, 2} and all(0 <= x <= 10 for x in v.values())
+    assert v[1] < 10  # the closed lane cannot keep full progress
+    assert max(v.values()) == round(10 * a.expert_score)  # the best lane's value is the expert's score
+    c = cot_rel(s, a.expert)
+    assert c.startswith(f"L0 + 4 + 2 + 12 {v[0]} L1 cl 30 {v[1]} L2 free {v[2]} ; meta ")  # L2's car is too far
+    e = a.expert
+    assert c.endswith(f"meta {e.a1} {e.k} {e.a2} {e.lat} {e.j}")
+    # a braking lead in the ego lane follows its script: 20 m ahead at 10 m/s braking 4 m/s² stops after 12.5 m
+    s2 = Scene(0, 10, [Agent(0, 20, 10, "brk", 4)])
+    assert rel_track(s2) == [(0, 20, 0, round(20 + 12.5 - 40))]
+    # the trace is in the vocabulary and parses like the lanes style; lane 2 is unreachable from lane 0
+    tok = make_tokenizer()
+    rng = np.random.default_rng(3)
+    for tier in TIERS:
+        sc, an = draw_scene(rng, tier)
+        resp = response_text(sc, an.expert, THINK, "rel")
+        assert tok.decode(tok.encode(resp)) == resp
+        assert parse_plan(resp) == (THINK, an.expert.actions())
+    assert "L2" not in cot_rel(s2, analyse(s2).expert)
