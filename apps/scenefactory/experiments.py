@@ -229,7 +229,11 @@ TRANSFER = Experiment(
     presets={
         "smoke": {**SMALL, "use_cache": False},
         "paper headline": {"iterations": 120},
-        "docs: limit, 120 iterations, 1024 eval episodes": {"iterations": 120, "eval_episodes": 1024, "use_cache": False},
+        "docs: limit, 120 iterations, 1024 eval episodes": {
+            "iterations": 120,
+            "eval_episodes": 1024,
+            "use_cache": False,
+        },
         "docs: dry, 60 iterations": {"iterations": 60, "use_cache": False, "demand": "normal"},
         "docs: 5 mm film, 30 iterations": {"iterations": 30, "film_mm": 5.0, "use_cache": False, "demand": "normal"},
     },

@@ -105,7 +105,12 @@ class VecDriveEnv:
         self._win = torch.arange(-2, 16, device=device)
         self.bank_n = max(8, min(cfg.bank_size, 4 * W))
         self.bank = generate(
-            self.bank_n, A, list(cfg.scenes), self.rng, cfg.n_points, device=device,
+            self.bank_n,
+            A,
+            list(cfg.scenes),
+            self.rng,
+            cfg.n_points,
+            device=device,
             arc_radius=cfg.arc_radius,
             arc_lead=cfg.arc_lead,
         )

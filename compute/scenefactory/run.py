@@ -164,9 +164,7 @@ def throughput(params: dict[str, Any], reporter: Reporter) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 # shared training helpers
 # ------------------------------------------------------------------------------------------------
-def _env_cfg(
-    n_worlds: int, n_agents: int, scenes: str, max_steps: int, demand: str = "normal", **kw: Any
-) -> EnvConfig:
+def _env_cfg(n_worlds: int, n_agents: int, scenes: str, max_steps: int, demand: str = "normal", **kw: Any) -> EnvConfig:
     if demand not in DEMANDS:
         raise ValueError(f"unknown demand {demand!r}; one of {sorted(DEMANDS)}")
     return EnvConfig(

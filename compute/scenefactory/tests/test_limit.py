@@ -74,6 +74,7 @@ def test_gentle_driving_reports_low_grip_use() -> None:
 
 def test_limit_demand_rewards_speed_up_to_20_ms() -> None:
     """Speed-to-goal saturates at v_ref: 10 m/s under "normal", 20 m/s under "limit"."""
+
     def speed_term(w: RewardWeights, v: float) -> float:
         z = torch.zeros(1)
         q = {k: z for k in ("progress", "goal_dist", "goal_dist_prev", "heading_err", "vy", "yaw_rate", "lateral")}
@@ -102,7 +103,7 @@ def test_limit_demand_config_and_episode_records() -> None:
 
 
 def test_anticipate_demand_run_up_and_look_ahead() -> None:
-    """"anticipate": a 45 m straight before each arc and 11 look-ahead points reaching ≈ 40 route points ahead."""
+    """ "anticipate": a 45 m straight before each arc and 11 look-ahead points reaching ≈ 40 route points ahead."""
     rng = np.random.default_rng(1)
     inner = scene_paths("arc", rng, (15.0, 30.0), 45.0)[0]
     assert abs(inner[0, 0]) == pytest.approx(45.0) and inner[1, 0] == pytest.approx(0.0)
