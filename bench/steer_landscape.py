@@ -16,13 +16,18 @@ from __future__ import annotations
 import json
 import sys
 
-import numpy as np
-
 from compute.core.reporter import ConsoleReporter
 from compute.core.tasks import split_rng
-from compute.steer.evaluate import rollout_eval
+from compute.steer.evaluate import reward_landscape
 from compute.steer.run import _checkpoint, _setup
-from compute.steer.traces import DIRECT, THINK
+
+
+def _round(v):
+    if isinstance(v, float):
+        return round(v, 4)
+    if isinstance(v, dict):
+        return {k: _round(x) for k, x in v.items()}
+    return v
 
 
 def main() -> None:
@@ -36,36 +41,8 @@ def main() -> None:
     if tiers:
         res.task.tiers = tuple(tiers.split(","))
     scenes = res.task.sample(n, split_rng(777, "test"), "test")
-    tier_of = np.array([s.data["tier"] for s in scenes])
-    for temp in temps:
-        k_samples = 1 if temp == 0.0 else samples
-        per_scene = {}
-        for route in (THINK, DIRECT):
-            score = np.zeros(len(scenes))
-            tokens = []
-            for k in range(k_samples):
-                rows = rollout_eval(res.model, res.task, scenes, route, 64, temperature=temp, seed=k)
-                score += np.array([r["epdms"] for r in rows]) / k_samples
-                tokens += [r["tokens"] for r in rows]
-            per_scene[route] = score
-            rec = {
-                "temperature": temp,
-                "route": route,
-                "samples": k_samples,
-                "tokens": round(float(np.mean(tokens)), 2),
-            }
-            for t in (*sorted(set(tier_of)), "all"):
-                sel = np.ones(len(scenes), bool) if t == "all" else tier_of == t
-                rec[t] = round(float(score[sel].mean()), 4)
-            print(json.dumps(rec), flush=True)
-        d = per_scene[THINK] - per_scene[DIRECT]
-        rec = {"temperature": temp, "route": "cot-direct (paired)"}
-        for t in (*sorted(set(tier_of)), "all"):
-            sel = np.ones(len(scenes), bool) if t == "all" else tier_of == t
-            m = int(sel.sum())
-            se = float(d[sel].std(ddof=1) / np.sqrt(m)) if m > 1 else float("nan")
-            rec[t] = {"n": m, "diff": round(float(d[sel].mean()), 4), "se": round(se, 4)}
-        print(json.dumps(rec), flush=True)
+    for rec in reward_landscape(res.model, res.task, scenes, temperatures=temps, n=samples):
+        print(json.dumps(_round(rec)), flush=True)
 
 
 if __name__ == "__main__":

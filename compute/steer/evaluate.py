@@ -129,17 +129,32 @@ def reward_landscape(
     max_new: int = 64,
 ) -> list[dict[str, Any]]:
     """Mean EPDMS-lite of n sampled responses per scene with the route forced, per tier and temperature: the reward
-    landscape the label-free RL signals see (greedy scores can disagree with it)."""
+    landscape the label-free RL signals see (greedy scores can disagree with it).  Temperature 0 is greedy (one
+    response).  After the two route records of a temperature comes a ``cot-direct (paired)`` record: per tier the
+    mean over scenes of (CoT − direct), each scene scored by its mean over samples, with its standard error."""
+    tier_of = np.array([p.data["tier"] for p in problems])
+    groups = [t for t in TIERS if (tier_of == t).any()] + ["all"]
+    masks = {t: np.ones(len(problems), bool) if t == "all" else tier_of == t for t in groups}
     out = []
     for temp in temperatures:
+        k_samples = 1 if temp == 0.0 else n
+        per_scene = {}
         for route in (THINK, DIRECT):
             rows: list[dict[str, Any]] = []
-            for k in range(n):
+            for k in range(k_samples):
                 rows += rollout_eval(model, task, problems, route, max_new, temperature=temp, seed=k)
-            rec: dict[str, Any] = {"temperature": temp, "route": route}
+            score = np.array([r["epdms"] for r in rows]).reshape(k_samples, len(problems)).mean(0)
+            per_scene[route] = score
+            rec: dict[str, Any] = {"temperature": temp, "route": route, "samples": k_samples}
             for t in (*TIERS, "all"):
-                sel = [r["epdms"] for r in rows if t == "all" or r["tier"] == t]
-                rec[t] = float(np.mean(sel)) if sel else float("nan")
+                rec[t] = float(score[masks[t]].mean()) if t in masks else float("nan")
             rec["tokens"] = float(np.mean([r["tokens"] for r in rows]))
             out.append(rec)
+        diff = per_scene[THINK] - per_scene[DIRECT]
+        paired: dict[str, Any] = {"temperature": temp, "route": "cot-direct (paired)"}
+        for t, m in masks.items():
+            d = diff[m]
+            se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+            paired[t] = {"n": int(len(d)), "diff": float(d.mean()), "se": se}
+        out.append(paired)
     return out
