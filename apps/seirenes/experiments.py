@@ -140,6 +140,17 @@ ARMS = Experiment(
     ],
     presets={
         "smoke": {**SMOKE, "arms": "clean,seirenes"},
+        # the measured CPU run of docs/papers/seirenes.md ("Twice the batch"): a 37-42 % start, ~22 min on 1 thread
+        "mid-accuracy start (2.5M SFT, CPU)": {
+            "sft_tokens": 2_500_000,
+            "steps": 60,
+            "questions": 8,
+            "n_clean": 8,
+            "n_hints": 2,
+            "n_per_hint": 4,
+            "lr": 3e-5,
+            "n_seeds": 3,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
