@@ -14,8 +14,16 @@ from compute.steer.traces import DIRECT, THINK
 
 
 @torch.no_grad()
-def route_probs(model: Any, prompts: list[list[int]], think_id: int, direct_id: int, temperature: float = 1.0):
-    """p_c = π(<think> | scene) / (π(<think>) + π(<direct>)) from the prefill's first-token distribution [N]."""
+def route_probs(
+    model: Any,
+    prompts: list[list[int]],
+    think_id: int,
+    direct_id: int,
+    temperature: float = 1.0,
+    with_mass: bool = False,
+):
+    """p_c = π(<think> | scene) / (π(<think>) + π(<direct>)) from the prefill's first-token distribution [N]; with
+    ``with_mass`` also the route tokens' total probability π(<think>) + π(<direct>) [N]."""
     tok, mask = left_pad(prompts, 0, model.device)
     was = model.training
     model.eval()
@@ -23,7 +31,10 @@ def route_probs(model: Any, prompts: list[list[int]], think_id: int, direct_id: 
     if was:
         model.train()
     lp = torch.log_softmax(z, -1)
-    return torch.sigmoid(lp[:, think_id] - lp[:, direct_id]).cpu().numpy()
+    pc = torch.sigmoid(lp[:, think_id] - lp[:, direct_id]).cpu().numpy()
+    if with_mass:
+        return pc, (lp[:, think_id].exp() + lp[:, direct_id].exp()).cpu().numpy()
+    return pc
 
 
 def h2(p: np.ndarray | float) -> np.ndarray:
@@ -47,7 +58,13 @@ def rollout_eval(
     batch: int = 256,
 ) -> list[dict[str, Any]]:
     """One response per scene (greedy by default), the route forced when ``route`` is given; per-row records:
-    tier, route, tokens (generated, incl. route token and <eos>), pdms, epdms, parsed, p_c."""
+    tier, route, tokens (generated, incl. route token and <eos>), pdms, epdms, parsed, p_c, route_mass.
+
+    Without ``route`` the router decides between the two route tokens only: <think> iff p_c ≥ ½ (greedy) or with
+    probability p_c (``temperature`` > 0), then the plan is decoded after that forced token.  The route is a binary
+    decision, and the quota methods force every rollout's route, so probability the first position loses to other
+    tokens (``route_mass`` = π(<think>) + π(<direct>) < 1) is never trained back; a free first token would then be
+    an unparseable response rather than a route choice."""
     tok = task.tokenizer
     think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
     gen = torch.Generator(device=model.device).manual_seed(seed)
@@ -55,8 +72,14 @@ def rollout_eval(
     for i in range(0, len(problems), batch):
         chunk = problems[i : i + batch]
         prompts = [task.prompt(p) for p in chunk]
-        pc = route_probs(model, prompts, think, direct)
-        fp = None if route is None else [[tok.stoi[route]]] * len(chunk)
+        pc, mass = route_probs(model, prompts, think, direct, with_mass=True)
+        if route is not None:
+            fp = [[tok.stoi[route]]] * len(chunk)
+        elif temperature > 0:
+            u = torch.rand(len(chunk), generator=gen, device=model.device).cpu().numpy()
+            fp = [[think if u[j] < pc[j] else direct] for j in range(len(chunk))]
+        else:
+            fp = [[think if pc[j] >= 0.5 else direct] for j in range(len(chunk))]
         g = generate(
             model,
             prompts,
@@ -80,6 +103,7 @@ def rollout_eval(
                     "reward": r,
                     "parsed": info["parsed"],
                     "p_c": float(pc[j]),
+                    "route_mass": float(mass[j]),
                 }
             )
     return rows
@@ -98,6 +122,8 @@ def summarise(rows: list[dict[str, Any]], prefix: str = "") -> dict[str, float]:
         out[f"{prefix}pc_{name}"] = float(np.mean([r["p_c"] for r in rs]))
         out[f"{prefix}tokens_{name}"] = float(np.mean([r["tokens"] for r in rs]))
     out[f"{prefix}parsed"] = float(np.mean([r["parsed"] for r in rows])) if rows else 0.0
+    if rows and "route_mass" in rows[0]:
+        out[f"{prefix}route_mass"] = float(np.mean([r["route_mass"] for r in rows]))
     return out
 
 
