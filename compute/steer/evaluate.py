@@ -14,16 +14,10 @@ from compute.steer.traces import DIRECT, THINK
 
 
 @torch.no_grad()
-def route_probs(
-    model: Any,
-    prompts: list[list[int]],
-    think_id: int,
-    direct_id: int,
-    temperature: float = 1.0,
-    with_mass: bool = False,
-):
-    """p_c = π(<think> | scene) / (π(<think>) + π(<direct>)) from the prefill's first-token distribution [N]; with
-    ``with_mass`` also the route tokens' total probability π(<think>) + π(<direct>) [N]."""
+def route_probs(model: Any, prompts: list[list[int]], think_id: int, direct_id: int, temperature: float = 1.0):
+    """(p_c, mass) [N] from the prefill's first-token distribution: p_c = π(<think>) / (π(<think>) + π(<direct>)),
+    the router's binary belief, and mass = π(<think>) + π(<direct>), how much of the first position the two route
+    tokens still hold."""
     tok, mask = left_pad(prompts, 0, model.device)
     was = model.training
     model.eval()
@@ -32,9 +26,7 @@ def route_probs(
         model.train()
     lp = torch.log_softmax(z, -1)
     pc = torch.sigmoid(lp[:, think_id] - lp[:, direct_id]).cpu().numpy()
-    if with_mass:
-        return pc, (lp[:, think_id].exp() + lp[:, direct_id].exp()).cpu().numpy()
-    return pc
+    return pc, (lp[:, think_id].exp() + lp[:, direct_id].exp()).cpu().numpy()
 
 
 def h2(p: np.ndarray | float) -> np.ndarray:
@@ -72,7 +64,7 @@ def rollout_eval(
     for i in range(0, len(problems), batch):
         chunk = problems[i : i + batch]
         prompts = [task.prompt(p) for p in chunk]
-        pc, mass = route_probs(model, prompts, think, direct, with_mass=True)
+        pc, mass = route_probs(model, prompts, think, direct)
         if route is not None:
             fp = [[tok.stoi[route]]] * len(chunk)
         elif temperature > 0:

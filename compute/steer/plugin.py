@@ -153,7 +153,7 @@ class SteerPlugin(Plugin):
             return []
         tok = state.task.tokenizer
         think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
-        pc = route_probs(state.model, [s.prompt for s in specs], think, direct, state.cfg.temperature)
+        pc, _ = route_probs(state.model, [s.prompt for s in specs], think, direct, state.cfg.temperature)
         out: list[RolloutSpec] = []
         quotas = []
         for s, p in zip(specs, pc, strict=True):

@@ -17,8 +17,8 @@ from compute.steer.traces import DIRECT, THINK
 def _patch(monkeypatch, pc: np.ndarray, mass: np.ndarray) -> list:
     seen: list = []
 
-    def fake_route_probs(model, prompts, think_id, direct_id, temperature=1.0, with_mass=False):
-        return (pc[: len(prompts)], mass[: len(prompts)]) if with_mass else pc[: len(prompts)]
+    def fake_route_probs(model, prompts, think_id, direct_id, temperature=1.0):
+        return pc[: len(prompts)], mass[: len(prompts)]
 
     def fake_generate(model, prompts, temperature, max_new, eos_id, pad_id, force_prefix, generator):
         seen.append(force_prefix)
