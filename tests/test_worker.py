@@ -111,7 +111,7 @@ def test_soft_and_hard_time_limits(catalog, user, worker):
     hard = c.post(
         "/api/runs/", {"experiment": "demo/sleeper", "config": {"seconds": 30, "ignore_soft": True}}, format="json"
     ).json()["id"]
-    wait_for(lambda: status(hard) == RunStatus.FAILED, 40)
+    wait_for(lambda: status(hard) == RunStatus.FAILED, 60)
     assert "hard time limit" in Run.objects.get(pk=hard).error
 
 
