@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -161,6 +162,15 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
     return errs or None
 
 
+POLICY_NAME = re.compile(r"^(sft|[a-z_]+-s\d+-[0-9a-f]{12})$")
+
+
+def _check_inspect(p: dict[str, Any]) -> dict[str, str] | None:
+    if not POLICY_NAME.match(str(p.get("policy", "sft")).strip()):
+        return {"policy": "'sft' or a saved policy name such as steer-s0-1a2b3c4d5e6f (an E1 run's summary)"}
+    return None
+
+
 SFT_BUILD = Experiment(
     slug="sft_build",
     title="Over-reasoning SFT checkpoint and the pre-RL gate",
@@ -275,4 +285,62 @@ PARETO = Experiment(
     check=_check,
 )
 
-EXPERIMENTS = [SFT_BUILD, ROUTE_RL, PARETO]
+INSPECT = Experiment(
+    slug="inspect",
+    title="E3 — inspect a policy on held-out scenes",
+    description=(
+        "The SFT checkpoint, or the final policy an E1 run kept (its name is in that run's summary, column "
+        "'policy'), on held-out scenes with greedy decoding: per-tier table, route × tier confusion, the p_c "
+        "histogram and a bird's-eye viewer (lanes, closure, stop line, agents' 4-s tracks, the ego's decoded plan "
+        "against the expert's, the prompt and the response with its CoT text) with a slider over the scenes."
+    ),
+    compute="compute.steer.run:inspect",
+    params=[
+        Str(
+            "policy",
+            "sft",
+            max_length=80,
+            label="policy",
+            help="'sft' = the checkpoint below; otherwise an E1 run's saved policy name (e.g. steer-s0-1a2b3c4d5e6f), "
+            "which brings its own SFT checkpoint (the checkpoint fields are then ignored)",
+            group="Policy",
+        ),
+        Choice(
+            "route",
+            "router",
+            choices=[
+                ("router", "the policy's router (argmax p_c)"),
+                ("always_cot", "force <think>"),
+                ("never_cot", "force <direct>"),
+            ],
+            label="route",
+            group="Policy",
+        ),
+        Int("n_view", 9, min=1, max=30, label="scenes in the viewer", group="Policy"),
+        Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="score", group="Policy"),
+        *_checkpoint(),
+        Int("max_new", 64, min=48, max=256, label="max new tokens", group="Evaluation"),
+        Int("n_eval_final", 1000, min=8, max=5000, label="held-out scenes", group="Evaluation"),
+    ],
+    presets={
+        "smoke": {k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "max_new", "n_eval_final")},
+        "medium, rel trace: SFT router (CPU)": {**MEDIUM_REL},
+        "medium, rel trace: SFT forced <direct>": {**MEDIUM_REL, "route": "never_cot"},
+        "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
+    },
+    panels=[
+        Figure("Bird's-eye viewer (slider: scene)", key="viewer"),
+        Table("Per hidden tier", key="per_tier"),
+        Table("Route × tier confusion", key="confusion"),
+        Figure("p_c histogram", key="pc_hist"),
+        Table("Viewed scenes: prompt and response", key="scenes"),
+        Table("Summary", key="summary"),
+    ],
+    threads=2,
+    cost_seconds=60,
+    soft_time_limit=3600,
+    time_limit=3900,
+    check=_check_inspect,
+)
+
+EXPERIMENTS = [SFT_BUILD, ROUTE_RL, PARETO, INSPECT]

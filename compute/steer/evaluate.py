@@ -48,9 +48,11 @@ def rollout_eval(
     temperature: float = 0.0,
     seed: int = 0,
     batch: int = 256,
+    keep_text: bool = False,
 ) -> list[dict[str, Any]]:
     """One response per scene (greedy by default), the route forced when ``route`` is given; per-row records:
-    tier, route, tokens (generated, incl. route token and <eos>), pdms, epdms, parsed, p_c, route_mass.
+    tier, route, tokens (generated, incl. route token and <eos>), pdms, epdms, parsed, p_c, route_mass (and the
+    decoded response as ``text`` with ``keep_text``).
 
     Without ``route`` the router decides between the two route tokens only: <think> iff p_c ≥ ½ (greedy) or with
     probability p_c (``temperature`` > 0), then the plan is decoded after that forced token.  The route is a binary
@@ -84,9 +86,11 @@ def rollout_eval(
         )
         for j, p in enumerate(chunk):
             ids = g.response[j][g.response_mask[j] > 0].tolist()
-            r, _, info = task.verify(p, tok.decode(ids))
+            text = tok.decode(ids)
+            r, _, info = task.verify(p, text)
             rows.append(
                 {
+                    **({"text": text} if keep_text else {}),
                     "tier": p.data["tier"],
                     "route": info.get("route"),
                     "tokens": len(ids),

@@ -10,7 +10,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +26,7 @@ from compute.core.runtime import resolve_device, seed_everything
 from compute.core.tasks.base import split_rng
 from compute.steer.config import METHOD_LABELS, SteerConfig
 from compute.steer.evaluate import rollout_eval, spearman, summarise
+from compute.steer.inspector import POLICY_DIR, ROUTES, inspect_policy, load_policy
 from compute.steer.plugin import METHODS
 from compute.steer.scenes import TIERS
 from compute.steer.sft import load_or_build
@@ -227,8 +233,37 @@ def route_rl(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         "seconds_per_step": s["seconds_per_step"],
         "n_eval_final": len(problems),
     }
+    summary["policy"] = save_policy(out["model"], cfg, res, summary, reporter.data_dir)
     reporter.table("summary", [summary])
     return summary
+
+
+_NOT_IN_KEY = ("device", "threads")
+
+
+def policy_name(cfg: SteerConfig) -> str:
+    """``<method>-s<seed>-<hash>``: the hash covers every RL and checkpoint parameter (not device or threads)."""
+    d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_KEY}
+    return f"{cfg.method}-s{cfg.seed}-" + hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def save_policy(model: Any, cfg: SteerConfig, res: Any, summary: dict[str, Any], data_dir: Any) -> str:
+    """Keep an E1 run's final policy (for E3) under ``data_dir/steer/policies/<name>.pt`` with its SFT config,
+    RL parameters and final summary; atomic write.  Returns the name."""
+    name = policy_name(cfg)
+    path = Path(data_dir) / POLICY_DIR / f"{name}.pt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = {
+        "sft": asdict(cfg.sft_config()),
+        "sft_checkpoint": res.path.name,
+        "params": {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_KEY},
+        "summary": dict(summary),
+        "state_dict": model.state_dict(),
+    }
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    torch.save(blob, tmp)
+    os.replace(tmp, path)
+    return name
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
@@ -308,3 +343,48 @@ def pareto(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     reporter.progress(1.0, f"{len(rows)} runs")
     steer_on_front = any(rows[i]["method"] == "steer" for i in front)
     return {"runs": len(rows), "steer_on_front": steer_on_front, "front_size": len(front)}
+
+
+def inspect(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
+    """E3: a policy (the SFT checkpoint, or an E1 run's saved final weights) on ``n_eval_final`` held-out scenes:
+    per-tier table, route × tier confusion, p_c histogram and the bird's-eye viewer of ``n_view`` scenes."""
+    cfg = _setup(params)
+    name = str(params.get("policy", "sft")).strip() or "sft"
+    route_mode = str(params.get("route", "router"))
+    if route_mode not in ROUTES:
+        raise ValueError(f"route must be one of {sorted(ROUTES)}")
+    if name == "sft":
+        res = _checkpoint(cfg, reporter)
+        model, task, info = res.model, res.task, {"sft": res.path.name, "params": {}, "summary": {}}
+    else:
+        model, task, info = load_policy(name, reporter.data_dir, reporter, cfg.device)
+        task.metric = cfg.metric
+        if info["params"]:
+            reporter.log(f"policy {name}: {info['params'].get('method')} from {info['sft']}")
+    reporter.progress(0.2, f"evaluating {cfg.n_eval_final} held-out scenes")
+    problems = final_problems(cfg, task)
+    out = inspect_policy(model, task, problems, ROUTES[route_mode], cfg.max_new, int(params.get("n_view", 9)))
+    reporter.table("per_tier", out["per_tier"])
+    reporter.table("confusion", out["confusion"])
+    reporter.table("scenes", out["scenes"])
+    reporter.figure("viewer", out["viewer"])
+    reporter.figure("pc_hist", out["hist"])
+    s = out["summary"]
+    summary = {
+        "policy": name,
+        "sft_checkpoint": info["sft"],
+        "route": route_mode,
+        "scenes": len(problems),
+        "epdms": s["epdms_all"],
+        "pdms": s["pdms_all"],
+        "tokens": s["tokens_all"],
+        "cot_easy": s.get("cot_easy"),
+        "cot_medium": s.get("cot_medium"),
+        "cot_hard": s.get("cot_hard"),
+        "p_c": s["pc_all"],
+        "spearman_tier_pc": out["spearman"],
+        "parsed": s["parsed"],
+    }
+    reporter.table("summary", [summary])
+    reporter.progress(1.0, f"{name}: EPDMS-lite {s['epdms_all']:.3f} on {len(problems)} scenes")
+    return summary

@@ -15,7 +15,7 @@ BY_SLUG = {e.slug: e for e in EXPERIMENTS}
 
 def test_declarations() -> None:
     assert PAPER.slug == "steer"
-    assert set(BY_SLUG) == {"sft_build", "route_rl", "pareto"}
+    assert set(BY_SLUG) == {"sft_build", "route_rl", "pareto", "inspect"}
     for e in EXPERIMENTS:
         assert "smoke" in e.presets and "paper headline" in e.presets
 
@@ -30,6 +30,9 @@ def test_declarations() -> None:
         ("route_rl", {"max_new": 32}, "max_new"),
         ("pareto", {"methods": "steer,ppo"}, "methods"),
         ("pareto", {"lams": "0,abc"}, "lams"),
+        ("inspect", {"policy": "../../etc/passwd"}, "policy"),
+        ("inspect", {"n_view": 50}, "n_view"),
+        ("inspect", {"route": "sometimes"}, "route"),
     ],
 )
 def test_bad_input_names_the_field(slug: str, params: dict, field: str) -> None:
@@ -47,3 +50,22 @@ def test_smoke_presets_run_and_fill_every_panel(tmp_path: Path) -> None:
         summary = e.run_local(e.presets["smoke"], rep)
         assert summary, e.slug
         assert missing_panel_data(e, rep) == [], e.slug
+
+
+def test_inspect_reloads_an_e1_policy_exactly(tmp_path: Path) -> None:
+    """E3 on the policy an E1 run saved, same scenes and seed: the same greedy evaluation as the run's own final
+    one (the saved weights are the trained ones, not the SFT start); an unknown name is a clear error."""
+    import torch
+
+    torch.set_num_threads(1)
+    params = {**BY_SLUG["route_rl"].presets["smoke"], "steps": 3}
+    rl = BY_SLUG["route_rl"].run_local(params, MemoryReporter(data_dir=tmp_path))
+    keys = ("size", "sft_tokens", "n_pool", "max_new", "n_eval_final")
+    common = {k: params[k] for k in keys}
+    got = BY_SLUG["inspect"].run_local({**common, "policy": rl["policy"]}, MemoryReporter(data_dir=tmp_path))
+    assert got["policy"] == rl["policy"] and got["scenes"] == rl["n_eval_final"]
+    assert (got["epdms"], got["tokens"]) == (rl["epdms"], rl["tokens"])
+    sft = BY_SLUG["inspect"].run_local(common, MemoryReporter(data_dir=tmp_path))
+    assert sft["sft_checkpoint"] == got["sft_checkpoint"] and sft["p_c"] != got["p_c"]  # RL weights, not SFT
+    with pytest.raises(ValueError, match="saved: " + rl["policy"]):
+        BY_SLUG["inspect"].run_local({**common, "policy": "steer-s9-000000000000"}, MemoryReporter(data_dir=tmp_path))

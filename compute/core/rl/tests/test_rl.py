@@ -228,8 +228,8 @@ def test_one_update_moves_logp_along_the_advantage(micro) -> None:  # type: igno
     grads = torch.autograd.grad(surrogate, params, allow_unused=True)
     before = [p.detach().clone() for p in params]
     tr.update(batch)
-    steps = [p.detach() - b for p, b in zip(params, before)]
-    first_order = sum(float((g * s).sum()) for g, s in zip(grads, steps) if g is not None)
+    steps = [p.detach() - b for p, b in zip(params, before, strict=True)]
+    first_order = sum(float((g * s).sum()) for g, s in zip(grads, steps, strict=True) if g is not None)
     assert first_order > 0
     assert max(float(s.abs().max()) for s in steps) > 0  # the step did move the policy
 
