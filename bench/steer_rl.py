@@ -4,12 +4,14 @@
         steer:0 always_cot:0 never_cot:0 length_penalty:0 steer:1 ...
 
 Each job is ``route_rl({**base, "method": M, "seed": S}, reporter)`` (the experiment's own entry point); a job
-whose JSON already exists in OUT_DIR is skipped, so the list can be resumed.
+whose JSON already exists in OUT_DIR is skipped, so the list can be resumed.  The data directory (checkpoints,
+saved policies) is ``data`` unless ``STEER_DATA_DIR`` names another.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,7 +29,7 @@ def main() -> None:
         path = out / f"{method}_s{seed}.json"
         if path.exists():
             continue
-        rep = ConsoleReporter(sys.stderr, data_dir="data")
+        rep = ConsoleReporter(sys.stderr, data_dir=os.environ.get("STEER_DATA_DIR", "data"))
         t0 = time.time()
         summary = route_rl({**base, "method": method, "seed": int(seed)}, rep)
         blob = {
