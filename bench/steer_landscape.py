@@ -14,6 +14,7 @@ three); ``temps`` (default [1.0, 0.7]; 0.0 = greedy, one sample); ``samples`` pe
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from compute.core.reporter import ConsoleReporter
@@ -37,7 +38,7 @@ def main() -> None:
     tiers = p.pop("tiers", None)
     samples = int(p.pop("samples", 4))
     cfg = _setup(p)
-    res = _checkpoint(cfg, ConsoleReporter(sys.stderr, data_dir="data"))
+    res = _checkpoint(cfg, ConsoleReporter(sys.stderr, data_dir=os.environ.get("STEER_DATA_DIR", "data")))
     if tiers:
         res.task.tiers = tuple(tiers.split(","))
     scenes = res.task.sample(n, split_rng(777, "test"), "test")
