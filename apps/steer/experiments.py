@@ -71,8 +71,9 @@ SMOKE = {
     "n_eval": 8,
     "n_eval_final": 9,
 }
-# the checkpoint that passes the pre-RL gate on the CPU (docs/papers/steer.md, "The medium model"): medium, `rel`
-# trace, 3 M SFT tokens (≈ 27 min on one thread), and the RL step that suits it (lr 5e-5, ω 4, 150 steps ≈ 18 min)
+# the CPU checkpoint whose pre-RL gate is at the spec's 0.10 (docs/papers/steer.md, "The medium model": +0.108 on
+# one build, +0.065 / +0.083 on two rebuilds): medium, `rel` trace, 3 M SFT tokens (≈ 15-27 min on one thread), and
+# the RL step that suits it (lr 5e-5, ω 4, 150 steps ≈ 18 min)
 MEDIUM_REL = {"size": "medium", "sft_tokens": 3_000_000, "sft_lr": 2e-3, "n_pool": 20_000, "cot": "rel"}
 MEDIUM_RL = {**MEDIUM_REL, "lr": 5e-5, "route_weight": 4.0, "steps": 150, "eval_every": 25}
 # the spec's headline: medium (2.7 M), 300 steps, λ = 1e-3 (a GPU-sized run; SFT ≈ 5 M tokens)
@@ -184,7 +185,7 @@ SFT_BUILD = Experiment(
     presets={
         "smoke": {k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
         "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
-        "medium, rel trace (gate passes, CPU)": {**MEDIUM_REL, "n_eval_final": 150},
+        "medium, rel trace (CPU)": {**MEDIUM_REL, "n_eval_final": 150},
     },
     panels=[
         Line("SFT loss", keys=["sft/train_loss", "sft/val_loss"], x_label="step", y_label="cross-entropy"),
