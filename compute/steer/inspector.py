@@ -261,7 +261,8 @@ def viewer_figure(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
-def _hist(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def pc_hist_fig(rows: list[dict[str, Any]], title: str = "p_c") -> dict[str, Any]:
+    """Overlaid p_c histograms per hidden tier (E1's final panel and E3's)."""
     data = [
         {
             "type": "histogram",
@@ -273,7 +274,7 @@ def _hist(rows: list[dict[str, Any]]) -> dict[str, Any]:
         }
         for t in TIERS
     ]
-    return {"data": data, "layout": {"barmode": "overlay", "xaxis": {"title": "p_c"}}}
+    return {"data": data, "layout": {"barmode": "overlay", "xaxis": {"title": title}}}
 
 
 def inspect_policy(
@@ -330,7 +331,7 @@ def inspect_policy(
         "per_tier": per_tier,
         "confusion": confusion,
         "viewer": viewer_figure(items),
-        "hist": _hist(rows),
+        "hist": pc_hist_fig(rows),
         "spearman": spearman(tier_idx, np.array([r["p_c"] for r in rows])),
         "scenes": [
             {"tier": it["title"].split()[0], "prompt": it["prompt"], "response": it["response"]} for it in items

@@ -26,13 +26,12 @@ from compute.core.runtime import resolve_device, seed_everything
 from compute.core.tasks.base import split_rng
 from compute.steer.config import METHOD_LABELS, SteerConfig
 from compute.steer.evaluate import rollout_eval, spearman, summarise
-from compute.steer.inspector import POLICY_DIR, ROUTES, inspect_policy, load_policy
+from compute.steer.inspector import POLICY_DIR, ROUTES, TIER_COLORS, inspect_policy, load_policy, pc_hist_fig
 from compute.steer.plugin import METHODS
 from compute.steer.scenes import TIERS
 from compute.steer.sft import load_or_build
 from compute.steer.traces import DIRECT, THINK
 
-TIER_COLORS = {"easy": "#2ca02c", "medium": "#ff7f0e", "hard": "#d62728"}
 FORCED = {"always_cot": THINK, "never_cot": DIRECT}
 
 
@@ -166,21 +165,6 @@ def _scatter_fig(points: list[tuple[float, float, str]]) -> dict[str, Any]:
     return {"data": data, "layout": {"xaxis": {"title": "p_c (π_old)"}, "yaxis": {"title": "realised Δ"}}}
 
 
-def _hist_fig(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    data = [
-        {
-            "type": "histogram",
-            "name": t,
-            "x": [r["p_c"] for r in rows if r["tier"] == t],
-            "xbins": {"start": 0, "end": 1.0001, "size": 0.05},
-            "marker": {"color": TIER_COLORS[t]},
-            "opacity": 0.6,
-        }
-        for t in TIERS
-    ]
-    return {"data": data, "layout": {"barmode": "overlay", "xaxis": {"title": "p_c on held-out scenes"}}}
-
-
 def route_rl(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     """E1: one method from the cached SFT checkpoint, streamed live; per-tier final table."""
     cfg = _setup(params)
@@ -217,7 +201,7 @@ def route_rl(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         conf.append(row)
     reporter.table("confusion", conf)
     reporter.figure("pc_vs_delta", _scatter_fig(plugin.scatter))
-    reporter.figure("pc_hist", _hist_fig(rows))
+    reporter.figure("pc_hist", pc_hist_fig(rows, "p_c on held-out scenes"))
     summary = {
         "method": cfg.method,
         "epdms": s["epdms_all"],
