@@ -77,9 +77,20 @@ def pick_view(tiers: list[str], n_view: int) -> list[int]:
     return out
 
 
-def _box(x: float, y: float) -> tuple[list[float], list[float]]:
+def _car(x: float, y: float, name: str, line: str, fill: str, group: str | None = None) -> dict[str, Any]:
+    """A vehicle's CAR_L × CAR_W box centred at (x, y) as a filled Plotly trace."""
     hx, hy = CAR_L / 2, CAR_W / 2
-    return [x - hx, x + hx, x + hx, x - hx, x - hx], [y - hy, y - hy, y + hy, y + hy, y - hy]
+    return {
+        "type": "scatter",
+        "x": [x - hx, x + hx, x + hx, x - hx, x - hx],
+        "y": [y - hy, y - hy, y + hy, y + hy, y - hy],
+        "fill": "toself",
+        "mode": "lines",
+        "line": {"color": line},
+        "fillcolor": fill,
+        "name": name,
+        **({"legendgroup": group} if group else {}),
+    }
 
 
 def scene_traces(scene: Scene, plan: list[str] | None, expert: list[str]) -> list[dict[str, Any]]:
@@ -119,21 +130,8 @@ def scene_traces(scene: Scene, plan: list[str] | None, expert: list[str]) -> lis
         )
     tr = agent_tracks(scene)
     for i, a in enumerate(scene.agents):
-        bx, by = _box(float(tr["x"][i, 0]), float(tr["y"][i, 0]))
         label = f"a{i + 1} {a.kind} v{a.v:g}"
-        out.append(
-            {
-                "type": "scatter",
-                "x": bx,
-                "y": by,
-                "fill": "toself",
-                "mode": "lines",
-                "line": {"color": "#555"},
-                "fillcolor": "rgba(90,90,90,0.5)",
-                "name": label,
-                "legendgroup": f"a{i}",
-            }
-        )
+        out.append(_car(float(tr["x"][i, 0]), float(tr["y"][i, 0]), label, "#555", "rgba(90,90,90,0.5)", f"a{i}"))
         out.append(
             {
                 "type": "scatter",
@@ -147,20 +145,7 @@ def scene_traces(scene: Scene, plan: list[str] | None, expert: list[str]) -> lis
                 "showlegend": False,
             }
         )
-    ego_y = LANE_W * scene.ego_lane
-    bx, by = _box(0.0, ego_y)
-    out.append(
-        {
-            "type": "scatter",
-            "x": bx,
-            "y": by,
-            "fill": "toself",
-            "mode": "lines",
-            "line": {"color": "#1f77b4"},
-            "fillcolor": "rgba(31,119,180,0.5)",
-            "name": f"ego v{scene.ego_v:g}",
-        }
-    )
+    out.append(_car(0.0, LANE_W * scene.ego_lane, f"ego v{scene.ego_v:g}", "#1f77b4", "rgba(31,119,180,0.5)"))
     for name, p, style in (("expert plan", expert, {"dash": "dash", "color": "#333"}), ("policy plan", plan, {})):
         if p is None:
             continue
