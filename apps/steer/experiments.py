@@ -319,13 +319,31 @@ INSPECT = Experiment(
         ),
         Int("n_view", 9, min=1, max=30, label="scenes in the viewer", group="Policy"),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="score", group="Policy"),
+        Int(
+            "audit_samples",
+            0,
+            min=0,
+            max=32,
+            label="route audit: samples per route",
+            help="0 = off. Otherwise both routes are forced on every scene, this many rollouts each at the "
+            "temperature below plus the greedy plan: per hidden scene kind the net Δ = CoT − direct − λ·Δtokens "
+            "(what STEER's route signal sees), the route a kind-aware Δ-maximising router would pick, and the "
+            "router's own CoT ratio there. Costs (2·samples + 2) evaluations.",
+            group="Route audit",
+        ),
+        Float("lam", 1e-3, min=0.0, max=1e-2, label="λ (score per generated token)", group="Route audit"),
+        Float("temperature", 1.0, min=0.3, max=1.5, label="rollout temperature", group="Route audit"),
         *_checkpoint(),
         Int("max_new", 64, min=48, max=256, label="max new tokens", group="Evaluation"),
         Int("n_eval_final", 1000, min=8, max=5000, label="held-out scenes", group="Evaluation"),
     ],
     presets={
-        "smoke": {k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "max_new", "n_eval_final")},
+        "smoke": {
+            **{k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "max_new", "n_eval_final")},
+            "audit_samples": 1,
+        },
         "medium, rel trace: SFT router (CPU)": {**MEDIUM_REL},
+        "medium, rel trace: SFT route audit (CPU)": {**MEDIUM_REL, "n_eval_final": 300, "audit_samples": 8},
         "medium, rel trace: SFT forced <direct>": {**MEDIUM_REL, "route": "never_cot"},
         "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
     },
@@ -335,6 +353,9 @@ INSPECT = Experiment(
         Table("Route × tier confusion", key="confusion"),
         Figure("p_c histogram", key="pc_hist"),
         Table("Viewed scenes: prompt and response", key="scenes"),
+        Figure("Route audit: net Δ per hidden scene kind and the router's CoT ratio", key="audit"),
+        Table("Route audit per scene kind", key="route_audit"),
+        Table("Route audit per tier: kind-oracle against the router", key="route_audit_tiers"),
         Table("Summary", key="summary"),
     ],
     threads=2,

@@ -180,3 +180,104 @@ def reward_landscape(
             paired[t] = {"n": int(len(d)), "diff": float(d.mean()), "se": se}
         out.append(paired)
     return out
+
+
+def audit_table(
+    tiers: list[str],
+    kinds: list[str],
+    cot: dict[str, np.ndarray],
+    direct: dict[str, np.ndarray],
+    lam: float,
+    policy_cot: np.ndarray,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Per (tier, scene kind) and per tier: is reasoning worth its tokens, and does the router use it there?
+
+    ``cot`` / ``direct`` hold per-scene arrays with the route forced: ``score`` and ``tokens`` (means over the
+    sampled rollouts, what the route signal sees) and ``greedy`` (the greedy plan's score).  Per scene the net
+    differential metric is Δ = score_cot − score_dir − λ·(tokens_cot − tokens_dir), STEER's Δ in expectation.
+    A group's *kind oracle* reasons iff its mean Δ > 0 — the route a router that knew the scene kind and
+    maximised the differential metric would pick; ``policy_cot`` (bool per scene) is the router's actual choice.
+    Returns the rows (tier, kind, n, Δ ± SE, greedy CoT − direct ± SE, oracle route, policy CoT ratio) and per
+    tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the greedy scores of always-
+    and never-CoT."""
+    tiers_a, kinds_a = np.asarray(tiers), np.asarray(kinds)
+    policy_cot = np.asarray(policy_cot, dtype=bool)
+    delta = cot["score"] - direct["score"] - lam * (cot["tokens"] - direct["tokens"])
+    gdiff = cot["greedy"] - direct["greedy"]
+
+    def se(x: np.ndarray) -> float:
+        return float(x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else float("nan")
+
+    rows: list[dict[str, Any]] = []
+    oracle = np.zeros(len(tiers_a), dtype=bool)
+    for t in TIERS:
+        for k in dict.fromkeys(kinds_a[tiers_a == t].tolist()):
+            m = (tiers_a == t) & (kinds_a == k)
+            d = float(delta[m].mean())
+            oracle[m] = d > 0
+            rows.append(
+                {
+                    "tier": t,
+                    "kind": k,
+                    "scenes": int(m.sum()),
+                    "delta": d,
+                    "delta_se": se(delta[m]),
+                    "greedy_cot_minus_direct": float(gdiff[m].mean()),
+                    "greedy_se": se(gdiff[m]),
+                    "oracle_route": THINK if d > 0 else DIRECT,
+                    "policy_cot_ratio": float(policy_cot[m].mean()),
+                }
+            )
+    summary: dict[str, float] = {}
+    for t in (*TIERS, "all"):
+        m = np.ones(len(tiers_a), bool) if t == "all" else tiers_a == t
+        if not m.any():
+            continue
+        summary[f"oracle_cot_{t}"] = float(oracle[m].mean())
+        summary[f"policy_cot_{t}"] = float(policy_cot[m].mean())
+        summary[f"oracle_greedy_{t}"] = float(np.where(oracle, cot["greedy"], direct["greedy"])[m].mean())
+        summary[f"always_cot_greedy_{t}"] = float(cot["greedy"][m].mean())
+        summary[f"never_cot_greedy_{t}"] = float(direct["greedy"][m].mean())
+        summary[f"agree_{t}"] = float((oracle == policy_cot)[m].mean())
+    return rows, summary
+
+
+def route_audit(
+    model: Any,
+    task: Any,
+    problems: list[Any],
+    lam: float,
+    samples: int = 8,
+    temperature: float = 1.0,
+    max_new: int = 64,
+    policy_rows: list[dict[str, Any]] | None = None,
+    progress: Any = None,
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """``audit_table`` measured: both routes forced on every scene, ``samples`` rollouts at ``temperature`` (the
+    RL rollout temperature) plus the greedy plan; ``policy_rows`` (``rollout_eval`` with the router deciding)
+    give the router's choice, else it is computed greedily.  ``progress(fraction)`` is called after each pass."""
+    from compute.steer.scenes import scene_kind
+
+    if policy_rows is None:
+        policy_rows = rollout_eval(model, task, problems, None, max_new)
+    per: dict[str, dict[str, np.ndarray]] = {}
+    for route in (THINK, DIRECT):
+        rows: list[dict[str, Any]] = []
+        for k in range(samples):
+            rows += rollout_eval(model, task, problems, route, max_new, temperature=temperature, seed=k)
+            if progress is not None:
+                progress((k + 1 + (samples + 1) * (route == DIRECT)) / (2 * samples + 2))
+        g = rollout_eval(model, task, problems, route, max_new)
+        per[route] = {
+            "score": np.array([r["reward"] for r in rows]).reshape(samples, len(problems)).mean(0),
+            "tokens": np.array([r["tokens"] for r in rows], float).reshape(samples, len(problems)).mean(0),
+            "greedy": np.array([r["reward"] for r in g]),
+        }
+    return audit_table(
+        [p.data["tier"] for p in problems],
+        [scene_kind(p.data["scene"]) for p in problems],
+        per[THINK],
+        per[DIRECT],
+        lam,
+        np.array([r["route"] == THINK for r in policy_rows]),
+    )

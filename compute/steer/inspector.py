@@ -322,3 +322,34 @@ def inspect_policy(
             {"tier": it["title"].split()[0], "prompt": it["prompt"], "response": it["response"]} for it in items
         ],
     }
+
+
+def audit_fig(rows: list[dict[str, Any]], lam: float) -> dict[str, Any]:
+    """Route audit: per scene kind the net Δ (± SE) as bars coloured by tier, and the router's CoT ratio."""
+    x = [f"{r['tier']} · {r['kind']}" for r in rows]
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "x": x,
+                "y": [r["delta"] for r in rows],
+                "error_y": {"type": "data", "array": [r["delta_se"] for r in rows]},
+                "marker": {"color": [TIER_COLORS[r["tier"]] for r in rows]},
+                "name": f"Δ = CoT − direct − {lam:g}·Δtokens (sampled)",
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "x": x,
+                "y": [r["policy_cot_ratio"] for r in rows],
+                "yaxis": "y2",
+                "marker": {"symbol": "diamond", "size": 10, "color": "#333"},
+                "name": "router's CoT ratio",
+            },
+        ],
+        "layout": {
+            "yaxis": {"title": "net Δ (score)", "zeroline": True},
+            "yaxis2": {"title": "CoT ratio", "overlaying": "y", "side": "right", "range": [0, 1.05]},
+            "legend": {"orientation": "h", "y": -0.3},
+        },
+    }

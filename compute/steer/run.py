@@ -25,8 +25,16 @@ from compute.core.rl.trainer import GRPOTrainer
 from compute.core.runtime import resolve_device, seed_everything
 from compute.core.tasks.base import split_rng
 from compute.steer.config import METHOD_LABELS, SteerConfig
-from compute.steer.evaluate import rollout_eval, spearman, summarise
-from compute.steer.inspector import POLICY_DIR, ROUTES, TIER_COLORS, inspect_policy, load_policy, pc_hist_fig
+from compute.steer.evaluate import rollout_eval, route_audit, spearman, summarise
+from compute.steer.inspector import (
+    POLICY_DIR,
+    ROUTES,
+    TIER_COLORS,
+    audit_fig,
+    inspect_policy,
+    load_policy,
+    pc_hist_fig,
+)
 from compute.steer.plugin import METHODS
 from compute.steer.scenes import TIERS
 from compute.steer.sft import load_or_build
@@ -353,6 +361,34 @@ def inspect(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     reporter.table("scenes", out["scenes"])
     reporter.figure("viewer", out["viewer"])
     reporter.figure("pc_hist", out["hist"])
+    audit: dict[str, float] = {}
+    n_audit = int(params.get("audit_samples", 0))
+    if n_audit > 0:
+        reporter.progress(0.4, f"route audit: both routes forced, {n_audit} samples each")
+        rows, audit = route_audit(
+            model,
+            task,
+            problems,
+            cfg.lam,
+            n_audit,
+            cfg.temperature,
+            cfg.max_new,
+            out["rows"],
+            lambda f: reporter.progress(0.4 + 0.55 * f, "route audit"),
+        )
+        reporter.table("route_audit", rows)
+        reporter.table(
+            "route_audit_tiers",
+            [
+                {
+                    "tier": t,
+                    **{k: audit.get(f"{k}_{t}") for k in ("oracle_cot", "policy_cot", "agree")},
+                    **{k: audit.get(f"{k}_greedy_{t}") for k in ("oracle", "always_cot", "never_cot")},
+                }
+                for t in (*TIERS, "all")
+            ],
+        )
+        reporter.figure("audit", audit_fig(rows, cfg.lam))
     s = out["summary"]
     summary = {
         "policy": name,
@@ -368,6 +404,7 @@ def inspect(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         "p_c": s["pc_all"],
         "spearman_tier_pc": out["spearman"],
         "parsed": s["parsed"],
+        **{k: audit[k] for k in ("oracle_cot_easy", "oracle_cot_medium", "oracle_cot_hard") if k in audit},
     }
     reporter.table("summary", [summary])
     reporter.progress(1.0, f"{name}: EPDMS-lite {s['epdms_all']:.3f} on {len(problems)} scenes")

@@ -152,6 +152,33 @@ def _hard(rng: np.random.Generator) -> Scene:
 
 GENERATORS = {"easy": _easy, "medium": _medium, "hard": _hard}
 
+KINDS = {
+    "easy": ("cruise", "lane change"),
+    "medium": (
+        "slow lead",
+        "braking lead",
+        "stopped obstacle",
+        "red light",
+    ),  # a green-light draft never passes tier_ok
+    "hard": ("cut-in", "closure", "yellow light"),
+}
+
+
+def scene_kind(scene: Scene) -> str:
+    """The generator branch a scene came from (analysis only, like the tier): one of ``KINDS[scene.tier]`` for drawn
+    scenes (a medium green-light draft costs full acceleration nothing, fails ``tier_ok`` and is redrawn)."""
+    if scene.tier == "easy":
+        return "cruise" if scene.cmd == "K" else "lane change"
+    if scene.closure is not None:
+        return "closure"
+    if scene.light is not None:
+        return {"Y": "yellow light", "R": "red light", "G": "green light"}[scene.light[0]]
+    own = {a.kind for a in scene.agents}
+    for k, name in (("cut", "cut-in"), ("brk", "braking lead"), ("stop", "stopped obstacle")):
+        if k in own:
+            return name
+    return "slow lead"
+
 
 def tier_ok(scene: Scene, a: Analysis) -> bool:
     """The tier shows in the scores (see module docstring)."""

@@ -69,3 +69,27 @@ def test_inspect_reloads_an_e1_policy_exactly(tmp_path: Path) -> None:
     assert sft["sft_checkpoint"] == got["sft_checkpoint"] and sft["p_c"] != got["p_c"]  # RL weights, not SFT
     with pytest.raises(ValueError, match="saved: " + rl["policy"]):
         BY_SLUG["inspect"].run_local({**common, "policy": "steer-s9-000000000000"}, MemoryReporter(data_dir=tmp_path))
+
+
+def test_route_audit_agrees_with_forced_route_evaluations(tmp_path: Path) -> None:
+    """The audit's greedy always-/never-CoT scores are E3's own forced-route evaluations of the same scenes, its
+    per-kind rows cover every scene once, and its router CoT ratio is E3's."""
+    import torch
+
+    torch.set_num_threads(1)
+    inspect = BY_SLUG["inspect"]
+    base = {**inspect.presets["smoke"], "n_eval_final": 12, "audit_samples": 1}
+    rep = MemoryReporter(data_dir=tmp_path)
+    got = inspect.run_local(base, rep)
+    rows = rep.tables["route_audit"]["rows"]
+    assert sum(r["scenes"] for r in rows) == 12 and len({(r["tier"], r["kind"]) for r in rows}) == len(rows)
+    tiers = {r["tier"]: r for r in rep.tables["route_audit_tiers"]["rows"]}
+    forced = {
+        route: inspect.run_local({**base, "route": route, "audit_samples": 0}, MemoryReporter(data_dir=tmp_path))
+        for route in ("always_cot", "never_cot")
+    }
+    assert abs(tiers["all"]["always_cot"] - forced["always_cot"]["epdms"]) < 1e-12
+    assert abs(tiers["all"]["never_cot"] - forced["never_cot"]["epdms"]) < 1e-12
+    for t in ("easy", "medium", "hard"):
+        if got.get(f"cot_{t}") is not None:
+            assert abs(tiers[t]["policy_cot"] - got[f"cot_{t}"]) < 1e-12
