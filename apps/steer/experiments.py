@@ -293,7 +293,10 @@ INSPECT = Experiment(
         "The SFT checkpoint, or the final policy an E1 run kept (its name is in that run's summary, column "
         "'policy'), on held-out scenes with greedy decoding: per-tier table, route × tier confusion, the p_c "
         "histogram and a bird's-eye viewer (lanes, closure, stop line, agents' 4-s tracks, the ego's decoded plan "
-        "against the expert's, the prompt and the response with its CoT text) with a slider over the scenes."
+        "against the expert's, the prompt and the response with its CoT text) with a slider over the scenes. "
+        "With 'route audit' on, both routes are forced on every scene and the scenes are grouped by their hidden "
+        "kind (closure, cut-in, yellow light, ...): where does reasoning pay its tokens (net Δ), and does the "
+        "router reason exactly there?"
     ),
     compute="compute.steer.run:inspect",
     params=[
