@@ -197,7 +197,8 @@ def audit_table(
     differential metric is Δ = score_cot − score_dir − λ·(tokens_cot − tokens_dir), STEER's Δ in expectation.
     A group's *kind oracle* reasons iff its mean Δ > 0 — the route a router that knew the scene kind and
     maximised the differential metric would pick; ``policy_cot`` (bool per scene) is the router's actual choice.
-    Returns the rows (tier, kind, n, Δ ± SE, greedy CoT − direct ± SE, oracle route, policy CoT ratio) and per
+    Returns the rows (tier, kind, n, Δ ± SE, the greedy score of each route and their difference ± SE, oracle route,
+    policy CoT ratio) and per
     tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the greedy scores of always-
     and never-CoT."""
     tiers_a, kinds_a = np.asarray(tiers), np.asarray(kinds)
@@ -222,6 +223,8 @@ def audit_table(
                     "scenes": int(m.sum()),
                     "delta": d,
                     "delta_se": se(delta[m]),
+                    "greedy_cot": float(cot["greedy"][m].mean()),
+                    "greedy_direct": float(direct["greedy"][m].mean()),
                     "greedy_cot_minus_direct": float(gdiff[m].mean()),
                     "greedy_se": se(gdiff[m]),
                     "oracle_route": THINK if d > 0 else DIRECT,

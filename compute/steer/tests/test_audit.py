@@ -45,6 +45,7 @@ def test_audit_table_known_answers() -> None:
     assert [r["kind"] for r in rows] == ["cruise", "closure", "yellow light"]  # tier order, then first seen
     assert abs(by["closure"]["delta"] - 0.28) < 1e-12 and by["closure"]["delta_se"] == 0.0
     assert abs(by["yellow light"]["delta"] + 0.04) < 1e-12 and abs(by["cruise"]["delta"] + 0.02) < 1e-12
+    assert abs(by["closure"]["greedy_cot"] - 0.8) < 1e-12 and abs(by["closure"]["greedy_direct"] - 0.5) < 1e-12
     assert abs(by["closure"]["greedy_cot_minus_direct"] - 0.3) < 1e-12
     assert abs(by["closure"]["greedy_se"] - 0.2) < 1e-12  # differences 0.5 and 0.1: sd 0.2828 / √2
     assert [by[k]["oracle_route"] for k in ("closure", "yellow light", "cruise")] == [THINK, DIRECT, DIRECT]
