@@ -36,12 +36,12 @@ def main() -> None:
         (out / f"{policy}.json").write_text(json.dumps(_jsonable({"summary": summary, "tables": tables})))
         print(f"== {policy}: EPDMS-lite {summary['epdms']:.3f}, tokens {summary['tokens']:.1f}")
         print(
-            f"{'tier':7} {'kind':17} {'n':>4} {'net Δ':>14} {'greedy CoT / dir':>15} {'greedy CoT−dir':>15} {'oracle':>8} {'router CoT':>10}"
+            f"{'tier':7} {'kind':17} {'n':>4} {'net Δ':>14} {'expert':>6} {'greedy CoT / dir':>15} {'greedy CoT−dir':>15} {'oracle':>8} {'router CoT':>10}"
         )
         for r in tables["route_audit"]["rows"]:
             print(
                 f"{r['tier']:7} {r['kind']:17} {r['scenes']:4d} {r['delta']:+7.3f} ± {_f(r['delta_se'], '.3f')} "
-                f"{r['greedy_cot']:7.3f} / {r['greedy_direct']:.3f} {r['greedy_cot_minus_direct']:+7.3f} ± {_f(r['greedy_se'], '.3f')} {r['oracle_route'].strip('<>'):>8} "
+                f"{r.get('expert', float('nan')):6.3f} {r['greedy_cot']:7.3f} / {r['greedy_direct']:.3f} {r['greedy_cot_minus_direct']:+7.3f} ± {_f(r['greedy_se'], '.3f')} {r['oracle_route'].strip('<>'):>8} "
                 f"{r['policy_cot_ratio']:10.2f}"
             )
         for r in tables["route_audit_tiers"]["rows"]:

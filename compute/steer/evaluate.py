@@ -189,6 +189,7 @@ def audit_table(
     direct: dict[str, np.ndarray],
     lam: float,
     policy_cot: np.ndarray,
+    expert: np.ndarray | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Per (tier, scene kind) and per tier: is reasoning worth its tokens, and does the router use it there?
 
@@ -200,7 +201,7 @@ def audit_table(
     Returns the rows (tier, kind, n, Δ ± SE, the greedy score of each route and their difference ± SE, oracle route,
     policy CoT ratio) and per
     tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the greedy scores of always-
-    and never-CoT."""
+    and never-CoT.  ``expert`` (per scene, optional) adds the expert plan's score per kind: the headroom."""
     tiers_a, kinds_a = np.asarray(tiers), np.asarray(kinds)
     policy_cot = np.asarray(policy_cot, dtype=bool)
     delta = cot["score"] - direct["score"] - lam * (cot["tokens"] - direct["tokens"])
@@ -223,6 +224,7 @@ def audit_table(
                     "scenes": int(m.sum()),
                     "delta": d,
                     "delta_se": se(delta[m]),
+                    **({"expert": float(np.asarray(expert)[m].mean())} if expert is not None else {}),
                     "greedy_cot": float(cot["greedy"][m].mean()),
                     "greedy_direct": float(direct["greedy"][m].mean()),
                     "greedy_cot_minus_direct": float(gdiff[m].mean()),
@@ -283,4 +285,5 @@ def route_audit(
         per[DIRECT],
         lam,
         np.array([r["route"] == THINK for r in policy_rows]),
+        np.array([p.data["analysis"].expert_score for p in problems]),
     )

@@ -40,11 +40,15 @@ def test_audit_table_known_answers() -> None:
         "greedy": np.array([0.4, 0.6, 0.7, 0.6, 1.0, 1.0]),
     }
     policy = np.array([True, False, True, False, False, False])
-    rows, s = audit_table(tiers, kinds, cot, direct, 1e-3, policy)
+    rows, s = audit_table(tiers, kinds, cot, direct, 1e-3, policy, np.array([1.0, 0.9, 0.8, 0.8, 1.0, 1.0]))
     by = {r["kind"]: r for r in rows}
     assert [r["kind"] for r in rows] == ["cruise", "closure", "yellow light"]  # tier order, then first seen
     assert abs(by["closure"]["delta"] - 0.28) < 1e-12 and by["closure"]["delta_se"] == 0.0
     assert abs(by["yellow light"]["delta"] + 0.04) < 1e-12 and abs(by["cruise"]["delta"] + 0.02) < 1e-12
+    assert (
+        abs(by["closure"]["expert"] - 0.95) < 1e-12
+        and "expert" not in audit_table(tiers, kinds, cot, direct, 0, policy)[0][0]
+    )
     assert abs(by["closure"]["greedy_cot"] - 0.8) < 1e-12 and abs(by["closure"]["greedy_direct"] - 0.5) < 1e-12
     assert abs(by["closure"]["greedy_cot_minus_direct"] - 0.3) < 1e-12
     assert abs(by["closure"]["greedy_se"] - 0.2) < 1e-12  # differences 0.5 and 0.1: sd 0.2828 / √2
