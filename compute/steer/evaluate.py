@@ -9,7 +9,7 @@ import torch
 
 from compute.core.lm.model import positions_from_valid
 from compute.core.lm.sampling import generate, left_pad
-from compute.steer.scenes import TIERS
+from compute.steer.scenes import TIERS, scene_kind
 from compute.steer.traces import DIRECT, THINK
 
 
@@ -199,9 +199,8 @@ def audit_table(
     A group's *kind oracle* reasons iff its mean Δ > 0 — the route a router that knew the scene kind and
     maximised the differential metric would pick; ``policy_cot`` (bool per scene) is the router's actual choice.
     Returns the rows (tier, kind, n, Δ ± SE, the greedy score of each route and their difference ± SE, oracle route,
-    policy CoT ratio) and per
-    tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the greedy scores of always-
-    and never-CoT.  ``expert`` (per scene, optional) adds the expert plan's score per kind: the headroom."""
+    policy CoT ratio) and per tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the
+    greedy scores of the same policy with either route forced.  ``expert`` (per scene, optional) adds the expert plan's score per kind: the headroom."""
     tiers_a, kinds_a = np.asarray(tiers), np.asarray(kinds)
     policy_cot = np.asarray(policy_cot, dtype=bool)
     delta = cot["score"] - direct["score"] - lam * (cot["tokens"] - direct["tokens"])
@@ -241,8 +240,8 @@ def audit_table(
         summary[f"oracle_cot_{t}"] = float(oracle[m].mean())
         summary[f"policy_cot_{t}"] = float(policy_cot[m].mean())
         summary[f"oracle_greedy_{t}"] = float(np.where(oracle, cot["greedy"], direct["greedy"])[m].mean())
-        summary[f"always_cot_greedy_{t}"] = float(cot["greedy"][m].mean())
-        summary[f"never_cot_greedy_{t}"] = float(direct["greedy"][m].mean())
+        summary[f"forced_cot_greedy_{t}"] = float(cot["greedy"][m].mean())
+        summary[f"forced_direct_greedy_{t}"] = float(direct["greedy"][m].mean())
         summary[f"agree_{t}"] = float((oracle == policy_cot)[m].mean())
     return rows, summary
 
@@ -261,8 +260,6 @@ def route_audit(
     """``audit_table`` measured: both routes forced on every scene, ``samples`` rollouts at ``temperature`` (the
     RL rollout temperature) plus the greedy plan; ``policy_rows`` (``rollout_eval`` with the router deciding)
     give the router's choice, else it is computed greedily.  ``progress(fraction)`` is called after each pass."""
-    from compute.steer.scenes import scene_kind
-
     if policy_rows is None:
         policy_rows = rollout_eval(model, task, problems, None, max_new)
     per: dict[str, dict[str, np.ndarray]] = {}

@@ -383,7 +383,7 @@ def inspect(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
                 {
                     "tier": t,
                     **{k: audit.get(f"{k}_{t}") for k in ("oracle_cot", "policy_cot", "agree")},
-                    **{k: audit.get(f"{k}_greedy_{t}") for k in ("oracle", "always_cot", "never_cot")},
+                    **{k: audit.get(f"{k}_greedy_{t}") for k in ("oracle", "forced_cot", "forced_direct")},
                 }
                 for t in (*TIERS, "all")
             ],

@@ -88,8 +88,8 @@ def test_route_audit_agrees_with_forced_route_evaluations(tmp_path: Path) -> Non
         route: inspect.run_local({**base, "route": route, "audit_samples": 0}, MemoryReporter(data_dir=tmp_path))
         for route in ("always_cot", "never_cot")
     }
-    assert abs(tiers["all"]["always_cot"] - forced["always_cot"]["epdms"]) < 1e-12
-    assert abs(tiers["all"]["never_cot"] - forced["never_cot"]["epdms"]) < 1e-12
+    assert abs(tiers["all"]["forced_cot"] - forced["always_cot"]["epdms"]) < 1e-12
+    assert abs(tiers["all"]["forced_direct"] - forced["never_cot"]["epdms"]) < 1e-12
     for t in ("easy", "medium", "hard"):
         if got.get(f"cot_{t}") is not None:
             assert abs(tiers[t]["policy_cot"] - got[f"cot_{t}"]) < 1e-12

@@ -56,7 +56,7 @@ def test_audit_table_known_answers() -> None:
     assert by["closure"]["policy_cot_ratio"] == 0.5 and by["cruise"]["policy_cot_ratio"] == 0.0
     assert s["oracle_cot_hard"] == 0.5 and s["oracle_cot_easy"] == 0.0 and s["policy_cot_hard"] == 0.5
     assert abs(s["oracle_greedy_hard"] - (0.9 + 0.7 + 0.7 + 0.6) / 4) < 1e-12  # CoT on closures, direct on yellow
-    assert abs(s["always_cot_greedy_hard"] - 0.675) < 1e-12 and abs(s["never_cot_greedy_hard"] - 0.575) < 1e-12
+    assert abs(s["forced_cot_greedy_hard"] - 0.675) < 1e-12 and abs(s["forced_direct_greedy_hard"] - 0.575) < 1e-12
     assert s["agree_hard"] == 0.5 and s["agree_easy"] == 1.0 and abs(s["agree_all"] - 4 / 6) < 1e-12
     # a λ large enough to price out the closures' gain flips their oracle route
     _, s2 = audit_table(tiers, kinds, cot, direct, 0.02, policy)
