@@ -142,6 +142,26 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
+def forced_route_means(
+    model: Any,
+    task: Any,
+    problems: list[Any],
+    route: str,
+    n: int,
+    temperature: float,
+    max_new: int,
+    key: str = "reward",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per scene, the mean ``key`` score and mean generated tokens of ``n`` rollouts with ``route`` forced (seeds
+    0 … n−1; temperature 0 = the greedy plan, one rollout)."""
+    rows: list[dict[str, Any]] = []
+    for k in range(n):
+        rows += rollout_eval(model, task, problems, route, max_new, temperature=temperature, seed=k)
+    score = np.array([r[key] for r in rows], float).reshape(n, len(problems)).mean(0)
+    tokens = np.array([r["tokens"] for r in rows], float).reshape(n, len(problems)).mean(0)
+    return score, tokens
+
+
 def reward_landscape(
     model: Any,
     task: Any,
@@ -162,15 +182,12 @@ def reward_landscape(
         k_samples = 1 if temp == 0.0 else n
         per_scene = {}
         for route in (THINK, DIRECT):
-            rows: list[dict[str, Any]] = []
-            for k in range(k_samples):
-                rows += rollout_eval(model, task, problems, route, max_new, temperature=temp, seed=k)
-            score = np.array([r["epdms"] for r in rows]).reshape(k_samples, len(problems)).mean(0)
+            score, tokens = forced_route_means(model, task, problems, route, k_samples, temp, max_new, "epdms")
             per_scene[route] = score
             rec: dict[str, Any] = {"temperature": temp, "route": route, "samples": k_samples}
             for t in (*TIERS, "all"):
                 rec[t] = float(score[masks[t]].mean()) if t in masks else float("nan")
-            rec["tokens"] = float(np.mean([r["tokens"] for r in rows]))
+            rec["tokens"] = float(tokens.mean())
             out.append(rec)
         diff = per_scene[THINK] - per_scene[DIRECT]
         paired: dict[str, Any] = {"temperature": temp, "route": "cot-direct (paired)"}
@@ -259,22 +276,16 @@ def route_audit(
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """``audit_table`` measured: both routes forced on every scene, ``samples`` rollouts at ``temperature`` (the
     RL rollout temperature) plus the greedy plan; ``policy_rows`` (``rollout_eval`` with the router deciding)
-    give the router's choice, else it is computed greedily.  ``progress(fraction)`` is called after each pass."""
+    give the router's choice, else it is computed greedily.  ``progress(fraction)`` is called after each route."""
     if policy_rows is None:
         policy_rows = rollout_eval(model, task, problems, None, max_new)
     per: dict[str, dict[str, np.ndarray]] = {}
-    for route in (THINK, DIRECT):
-        rows: list[dict[str, Any]] = []
-        for k in range(samples):
-            rows += rollout_eval(model, task, problems, route, max_new, temperature=temperature, seed=k)
-            if progress is not None:
-                progress((k + 1 + (samples + 1) * (route == DIRECT)) / (2 * samples + 2))
-        g = rollout_eval(model, task, problems, route, max_new)
-        per[route] = {
-            "score": np.array([r["reward"] for r in rows]).reshape(samples, len(problems)).mean(0),
-            "tokens": np.array([r["tokens"] for r in rows], float).reshape(samples, len(problems)).mean(0),
-            "greedy": np.array([r["reward"] for r in g]),
-        }
+    for i, route in enumerate((THINK, DIRECT)):
+        score, tokens = forced_route_means(model, task, problems, route, samples, temperature, max_new)
+        greedy, _ = forced_route_means(model, task, problems, route, 1, 0.0, max_new)
+        per[route] = {"score": score, "tokens": tokens, "greedy": greedy}
+        if progress is not None:
+            progress((i + 1) / 2)
     return audit_table(
         [p.data["tier"] for p in problems],
         [scene_kind(p.data["scene"]) for p in problems],
