@@ -46,6 +46,16 @@ def _params(steps: int) -> list[Any]:
             group="SFT checkpoint",
         ),
         Float("sft_lr", 2e-3, min=1e-5, max=1e-2, log=True, label="SFT learning rate", group="SFT checkpoint"),
+        Float(
+            "sft_p_hinted",
+            0.25,
+            min=0.0,
+            max=0.5,
+            label="SFT share under a training-family hint",
+            help="0.25 is the spec's mixture; a smaller share leaves the base model naive to distractors, as the "
+            "paper's base models are",
+            group="SFT checkpoint",
+        ),
         Int("steps", steps, min=1, max=600, group="Self-play"),
         Int("questions", 8, min=2, max=16, label="questions per step", group="Self-play"),
         Int("n_clean", 6, min=2, max=8, label="G clean samples", group="Self-play"),

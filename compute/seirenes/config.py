@@ -17,6 +17,7 @@ class SeirenesConfig:
     size: str = "small"
     sft_tokens: int = 1_500_000
     sft_lr: float = 2e-3
+    sft_p_hinted: float = 0.25  # share of SFT examples solved under a random training-family hint (spec: 0.25)
     min_ops: int = 2
     max_ops: int = 3
     steps: int = 30
@@ -49,6 +50,7 @@ class SeirenesConfig:
             size=self.size,
             tokens=self.sft_tokens,
             lr=self.sft_lr,
+            p_hinted=self.sft_p_hinted,
             min_ops=self.min_ops,
             max_ops=self.max_ops,
             adv_sees_answer=self.adv_sees_answer,

@@ -85,3 +85,27 @@ def test_valid_hints_do_not_change_answer_or_verifier():
         "k", "tom has 5 apples . tom buys 3 more apples . how many apples does tom have ?", 8, {"steps": [(5, "+", 3)]}
     )
     assert random_hint(p, "F4", np.random.default_rng(0)).endswith("apples .")
+
+
+def test_sft_mixture_shares_follow_the_config():
+    """The SFT mixture: p_adv Adversary examples, p_hinted hinted solves, the rest clean (spec §2: 15/25/60);
+    ``sft_p_hinted`` = 0 leaves no hinted solve at all, and the config threads it into the SFT build."""
+    from compute.seirenes.config import SeirenesConfig
+    from compute.seirenes.task import sft_example
+
+    assert SeirenesConfig().sft().p_hinted == 0.25
+    assert SeirenesConfig(sft_p_hinted=0.05).sft().p_hinted == 0.05
+    for p_hinted in (0.25, 0.0):
+        cfg = SeirenesSFTConfig(p_hinted=p_hinted)
+        task = make_task(cfg)
+        tok = task.tokenizer
+        rng = np.random.default_rng(0)
+        kinds = []
+        for p in task.sample(2000, np.random.default_rng(1), "train"):
+            prompt, resp = sft_example(task, p, rng, cfg)
+            kinds.append("adv" if tok.stoi["<adv>"] in prompt else "hinted" if tok.stoi["<h>"] in prompt else "clean")
+        share = {k: kinds.count(k) / len(kinds) for k in ("adv", "hinted", "clean")}
+        assert abs(share["adv"] - 0.15) < 0.025
+        assert abs(share["hinted"] - p_hinted) < 0.025
+        assert abs(share["clean"] - (0.85 - p_hinted)) < 0.025
+    assert share["hinted"] == 0.0
