@@ -161,6 +161,18 @@ ARMS = Experiment(
             "lr": 3e-5,
             "n_seeds": 3,
         },
+        # docs/papers/seirenes.md, "A base model naive to distractors": hints cost this start 12-20 points
+        "hint-naive start (2.5M SFT, 5% hinted, CPU)": {
+            "sft_tokens": 2_500_000,
+            "sft_p_hinted": 0.05,
+            "steps": 60,
+            "questions": 8,
+            "n_clean": 8,
+            "n_hints": 2,
+            "n_per_hint": 4,
+            "lr": 3e-5,
+            "n_seeds": 3,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
