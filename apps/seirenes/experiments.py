@@ -79,6 +79,18 @@ def _check(p: dict[str, Any]) -> dict[str, str] | None:
     return None
 
 
+# the CPU arm comparison of docs/papers/seirenes.md ("Twice the batch"): Q 8, 16 Reasoner sequences per question
+MID_START = {
+    "sft_tokens": 2_500_000,
+    "steps": 60,
+    "questions": 8,
+    "n_clean": 8,
+    "n_hints": 2,
+    "n_per_hint": 4,
+    "lr": 3e-5,
+    "n_seeds": 3,
+}
+
 SMOKE = {
     "size": "micro",
     "sft_tokens": 4000,
@@ -151,28 +163,9 @@ ARMS = Experiment(
     presets={
         "smoke": {**SMOKE, "arms": "clean,seirenes"},
         # the measured CPU run of docs/papers/seirenes.md ("Twice the batch"): a 37-42 % start, ~22 min on 1 thread
-        "mid-accuracy start (2.5M SFT, CPU)": {
-            "sft_tokens": 2_500_000,
-            "steps": 60,
-            "questions": 8,
-            "n_clean": 8,
-            "n_hints": 2,
-            "n_per_hint": 4,
-            "lr": 3e-5,
-            "n_seeds": 3,
-        },
+        "mid-accuracy start (2.5M SFT, CPU)": {**MID_START},
         # docs/papers/seirenes.md, "A base model naive to distractors": hints cost this start 12-20 points
-        "hint-naive start (2.5M SFT, 5% hinted, CPU)": {
-            "sft_tokens": 2_500_000,
-            "sft_p_hinted": 0.05,
-            "steps": 60,
-            "questions": 8,
-            "n_clean": 8,
-            "n_hints": 2,
-            "n_per_hint": 4,
-            "lr": 3e-5,
-            "n_seeds": 3,
-        },
+        "hint-naive start (2.5M SFT, 5% hinted, CPU)": {**MID_START, "sft_p_hinted": 0.05},
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
