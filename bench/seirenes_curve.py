@@ -15,6 +15,7 @@ import copy
 import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -27,7 +28,7 @@ from compute.seirenes.evaluate import accuracy, suites
 from compute.seirenes.plugin import Seirenes
 from compute.seirenes.task import load_or_build
 
-sys.path.insert(0, "bench")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from seirenes_measure import _parse  # noqa: E402
 
 

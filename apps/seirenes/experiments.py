@@ -162,7 +162,7 @@ ARMS = Experiment(
     ],
     presets={
         "smoke": {**SMOKE, "arms": "clean,seirenes"},
-        # the measured CPU run of docs/papers/seirenes.md ("Twice the batch"): a 37-42 % start, ~22 min on 1 thread
+        # a 37-42 % start, ~22 min on 1 thread
         "mid-accuracy start (2.5M SFT, CPU)": {**MID_START},
         # docs/papers/seirenes.md, "A base model naive to distractors": hints cost this start 12-20 points
         "hint-naive start (2.5M SFT, 5% hinted, CPU)": {**MID_START, "sft_p_hinted": 0.05},

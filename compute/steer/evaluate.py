@@ -217,7 +217,8 @@ def audit_table(
     maximised the differential metric would pick; ``policy_cot`` (bool per scene) is the router's actual choice.
     Returns the rows (tier, kind, n, Δ ± SE, the greedy score of each route and their difference ± SE, oracle route,
     policy CoT ratio) and per tier the oracle's CoT ratio and greedy score beside the policy's CoT ratio and the
-    greedy scores of the same policy with either route forced.  ``expert`` (per scene, optional) adds the expert plan's score per kind: the headroom."""
+    greedy scores of the same policy with either route forced.  ``expert`` (per scene, optional) adds the expert
+    plan's score per kind: the headroom."""
     tiers_a, kinds_a = np.asarray(tiers), np.asarray(kinds)
     policy_cot = np.asarray(policy_cot, dtype=bool)
     delta = cot["score"] - direct["score"] - lam * (cot["tokens"] - direct["tokens"])
