@@ -11,7 +11,6 @@ accuracy on the clean, training-family and held-out-family suites of ``n_eval`` 
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import time
@@ -21,11 +20,10 @@ import numpy as np
 import torch
 
 from compute.core.reporter import MemoryReporter
-from compute.core.rl.trainer import GRPOTrainer
 from compute.core.tasks.base import split_rng
 from compute.seirenes.config import SeirenesConfig
 from compute.seirenes.evaluate import accuracy, suites
-from compute.seirenes.plugin import Seirenes
+from compute.seirenes.run import arm_trainer
 from compute.seirenes.task import load_or_build
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,8 +38,7 @@ def main() -> None:
     problems = task.sample(cfg.n_eval, split_rng(cfg.seed + 10_000, "test"), "test")
     fixed = suites(problems, cfg.seed)
     for arm in arms:
-        torch.manual_seed(cfg.seed)
-        trainer = GRPOTrainer(copy.deepcopy(sft_model), task, cfg.grpo(cfg.seed), [Seirenes(cfg.selfplay(arm))])
+        trainer = arm_trainer(cfg, sft_model, task, arm, cfg.seed)
         t0, rewards = time.time(), []
         for s in range(cfg.steps + 1):
             if s % cfg.eval_every == 0 or s == cfg.steps:

@@ -136,6 +136,12 @@ def selfplay_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     return summary
 
 
+def arm_trainer(cfg: SeirenesConfig, sft_model: Any, task: Any, arm: str, seed: int) -> GRPOTrainer:
+    """A GRPO trainer for one arm (clean, static or seirenes) on a private copy of the SFT model, torch seeded."""
+    torch.manual_seed(seed)
+    return GRPOTrainer(copy.deepcopy(sft_model), task, cfg.grpo(seed), [Seirenes(cfg.selfplay(arm))])
+
+
 def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     """E2 + E3: arms (a) clean, (b) static, (c) Seirênes from the same SFT checkpoint × seeds; accuracy on clean,
     training-family, held-out-family and self-hinted suites; transfer attack of hint sources on frozen victims."""
@@ -150,9 +156,7 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         seed = cfg.seed + si
         models = {}
         for arm in arms:
-            torch.manual_seed(seed)
-            plugin = Seirenes(cfg.selfplay(arm))
-            trainer = GRPOTrainer(copy.deepcopy(sft_model), task, cfg.grpo(seed), [plugin])
+            trainer = arm_trainer(cfg, sft_model, task, arm, seed)
             for s in range(cfg.steps):
                 trainer.state.step = s
                 stats, _ = trainer.train_step()
