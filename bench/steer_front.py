@@ -16,7 +16,7 @@ from pathlib import Path
 from compute.steer.config import METHOD_LABELS
 from compute.steer.run import pareto_front
 
-LAMBDA_METHODS = ("steer", "length_penalty", "adathink", "grpo")
+LAMBDA_METHODS = ("steer", "length_penalty", "grpo")  # AdaThink-style ignores λ (a fixed ±bonus)
 
 
 def load(dirs: list[str]) -> list[dict]:
