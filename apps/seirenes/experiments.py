@@ -56,6 +56,16 @@ def _params(steps: int) -> list[Any]:
             "paper's base models are",
             group="SFT checkpoint",
         ),
+        Int(
+            "min_ops",
+            2,
+            min=2,
+            max=6,
+            label="fewest operations per problem",
+            help="2 is the floor: a one-step problem whose answer is 1 admits no non-leaking wrong-intermediate hint",
+            group="Task",
+        ),
+        Int("max_ops", 3, min=2, max=6, label="most operations per problem", group="Task"),
         Int("steps", steps, min=1, max=600, group="Self-play"),
         Int("questions", 8, min=2, max=16, label="questions per step", group="Self-play"),
         Int("n_clean", 6, min=2, max=8, label="G clean samples", group="Self-play"),
@@ -76,6 +86,8 @@ def _params(steps: int) -> list[Any]:
 def _check(p: dict[str, Any]) -> dict[str, str] | None:
     if p.get("max_new", 40) <= p.get("hint_tokens", 24):
         return {"max_new": "must exceed the hint length"}
+    if p.get("max_ops", 3) < p.get("min_ops", 2):
+        return {"max_ops": "must be at least the fewest operations"}
     return None
 
 
@@ -166,6 +178,15 @@ ARMS = Experiment(
         "mid-accuracy start (2.5M SFT, CPU)": {**MID_START},
         # docs/papers/seirenes.md, "A base model naive to distractors": hints cost this start 12-20 points
         "hint-naive start (2.5M SFT, 5% hinted, CPU)": {**MID_START, "sft_p_hinted": 0.05},
+        # docs/papers/seirenes.md, "Two-step problems": ~90 % clean, hints cost ~63 points; ~26 min per seed, 1 thread
+        "two-step problems, hint-naive (CPU)": {
+            **MID_START,
+            "sft_p_hinted": 0.05,
+            "min_ops": 2,
+            "max_ops": 2,
+            "steps": 200,
+            "n_seeds": 1,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[

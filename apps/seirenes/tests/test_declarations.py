@@ -18,6 +18,13 @@ def test_bad_input_rejected():
     with pytest.raises(ValidationError) as e:
         ARMS.validate({"arms": "clean,bogus"})
     assert "arms" in e.value.errors
+    with pytest.raises(ValidationError) as e:
+        ARMS.validate({"min_ops": 3, "max_ops": 2})
+    assert "max_ops" in e.value.errors
+    with pytest.raises(ValidationError) as e:
+        ARMS.validate({"min_ops": 1})
+    assert "min_ops" in e.value.errors
+    assert ARMS.validate(ARMS.presets["two-step problems, hint-naive (CPU)"])["max_ops"] == 2
 
 
 @pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.slug)
