@@ -187,6 +187,15 @@ ARMS = Experiment(
             "steps": 200,
             "n_seeds": 1,
         },
+        # docs/papers/seirenes.md, "Two-step problems with the spec's SFT mixture": ~83 % clean, held-out hint
+        # families cost ~33 points, training families ~6; ~11 min per seed on 1 thread
+        "two-step problems, spec SFT mixture (CPU)": {
+            **MID_START,
+            "min_ops": 2,
+            "max_ops": 2,
+            "steps": 200,
+            "n_seeds": 2,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[

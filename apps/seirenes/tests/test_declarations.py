@@ -25,6 +25,8 @@ def test_bad_input_rejected():
         ARMS.validate({"min_ops": 1})
     assert "min_ops" in e.value.errors
     assert ARMS.validate(ARMS.presets["two-step problems, hint-naive (CPU)"])["max_ops"] == 2
+    spec_mix = ARMS.validate(ARMS.presets["two-step problems, spec SFT mixture (CPU)"])
+    assert (spec_mix["min_ops"], spec_mix["max_ops"], spec_mix["sft_p_hinted"]) == (2, 2, 0.25)
 
 
 @pytest.mark.parametrize("exp", EXPERIMENTS, ids=lambda e: e.slug)
