@@ -103,6 +103,9 @@ MID_START = {
     "n_seeds": 3,
 }
 
+# two-step problems (min_ops = max_ops = 2), 200 steps: the starts of the two "Two-step problems" sections
+TWO_STEP = {**MID_START, "min_ops": 2, "max_ops": 2, "steps": 200}
+
 SMOKE = {
     "size": "micro",
     "sft_tokens": 4000,
@@ -179,23 +182,10 @@ ARMS = Experiment(
         # docs/papers/seirenes.md, "A base model naive to distractors": hints cost this start 12-20 points
         "hint-naive start (2.5M SFT, 5% hinted, CPU)": {**MID_START, "sft_p_hinted": 0.05},
         # docs/papers/seirenes.md, "Two-step problems": ~90 % clean, hints cost ~63 points; ~26 min per seed, 1 thread
-        "two-step problems, hint-naive (CPU)": {
-            **MID_START,
-            "sft_p_hinted": 0.05,
-            "min_ops": 2,
-            "max_ops": 2,
-            "steps": 200,
-            "n_seeds": 1,
-        },
-        # docs/papers/seirenes.md, "Two-step problems with the spec's SFT mixture": ~83 % clean, held-out hint
-        # families cost ~33 points, training families ~6; ~11 min per seed on 1 thread
-        "two-step problems, spec SFT mixture (CPU)": {
-            **MID_START,
-            "min_ops": 2,
-            "max_ops": 2,
-            "steps": 200,
-            "n_seeds": 2,
-        },
+        "two-step problems, hint-naive (CPU)": {**TWO_STEP, "sft_p_hinted": 0.05, "n_seeds": 1},
+        # docs/papers/seirenes.md, "Two-step problems with the spec's SFT mixture": 84 % clean, held-out hint
+        # families cost ~33 points, training families ~8; ~11 min per seed on 1 thread
+        "two-step problems, spec SFT mixture (CPU)": {**TWO_STEP, "n_seeds": 2},
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
