@@ -104,6 +104,15 @@ def _checkpoint() -> list[Any]:
             "lane's best plan score in tenths, then the plan parameters",
             group="SFT checkpoint",
         ),
+        Choice(
+            "scenes",
+            "v1",
+            choices=[("v1", "v1 (original generator)"), ("v2", "v2 (cut-ins with merge traffic)")],
+            label="scene set",
+            help="v2: a cut-in comes with traffic in the neighbour lanes, so escaping it means choosing a gap (as at "
+            "a closure); v1: the escape lane is free",
+            group="SFT checkpoint",
+        ),
     ]
 
 

@@ -31,6 +31,7 @@ class SteerConfig(CheckpointFields):
     p_cot: float = 0.8  # CoT share of the SFT traces (the over-reasoning start)
     n_pool: int = 4000  # SFT scenes
     cot: str = "lanes"  # CoT trace style: "lanes" (per-lane gap/TTC) or "rel" (relative tracks + lane values)
+    scenes: str = "v1"  # scene set: "v1", or "v2" (cut-ins with merge traffic; scenes.py)
     max_new: int = 64
     # method
     method: str = "steer"
@@ -66,6 +67,7 @@ class SteerConfig(CheckpointFields):
             n_pool=self.n_pool,
             seed=0,
             cot=self.cot,
+            scenes=self.scenes,
         )
 
     def grpo(self, seed: int | None = None) -> GRPOConfig:

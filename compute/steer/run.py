@@ -236,6 +236,8 @@ _NOT_IN_KEY = ("device", "threads")
 def policy_name(cfg: SteerConfig) -> str:
     """``<method>-s<seed>-<hash>``: the hash covers every RL and checkpoint parameter (not device or threads)."""
     d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_KEY}
+    if d["scenes"] == "v1":  # the original scene set: keep the names of the policies saved before the field
+        del d["scenes"]
     return f"{cfg.method}-s{cfg.seed}-" + hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 

@@ -13,6 +13,12 @@ scores ≥ 0.6 (feasible) and its tier shows in the scores: in a hard scene both
 ≤ 0.5, in a medium scene full acceleration loses ≥ 0.05 to the expert, in an easy scene the default plan is
 within 0.02 of the expert.
 
+**Scene sets** (``scenes``): ``v1`` is the generator above.  ``v2`` changes one hard branch: a cut-in comes with
+merge traffic in the neighbour lanes (1–2 cars at −12…+25 m and the ego's speed ± 3 m/s in each neighbour lane,
+0–2 in the lane the cut-in leaves), the way a closure does, so that escaping the cut-in means choosing a gap; the
+other branches and the tier tests are those of ``v1``.  The route audit on ``v1`` found that written reasoning
+pays on closures only, because the direct route already solves the ``v1`` cut-ins (escape to the free lane).
+
 **Library** (about 135 plans): one longitudinal action for k ∈ {2, 4} steps then another (or one throughout),
 times no lane change or one lane change (left/right) at step j ∈ {0, 1, 2, 4}.  **Expert** = best library plan
 under the reward score, ties to fewer lane changes, then library order.
@@ -29,6 +35,7 @@ from compute.steer.score import progress_ratio, scores, submetrics
 from compute.steer.sim import ACTIONS, LONG, N_LANES, STEPS, Agent, Scene, stop_distance
 
 TIERS = ("easy", "medium", "hard")
+SCENE_SETS = ("v1", "v2")
 TIER_MIX = (0.4, 0.3, 0.3)
 LC_STEPS = (0, 1, 2, 4)
 
@@ -127,21 +134,31 @@ def _medium(rng: np.random.Generator) -> Scene:
     return s
 
 
-def _hard(rng: np.random.Generator) -> Scene:
+def _merge_traffic(rng: np.random.Generator, s: Scene, fewest: dict[int, int] | None = None) -> None:
+    """Traffic to merge into: in each neighbour lane (and in the far lane with probability ½) ``fewest[lane]``
+    (default 1) to 2 cars at −12…+24 m, at the ego's speed −3…+2 m/s."""
+    fewest = fewest or {}
+    for lane in _free_lanes(s.ego_lane):
+        if abs(lane - s.ego_lane) == 1 or rng.random() < 0.5:
+            n = int(rng.integers(fewest.get(lane, 1), 3))
+            for _ in range(n):
+                s.agents.append(Agent(lane, int(rng.integers(-12, 25)), int(s.ego_v) + int(rng.integers(-3, 3))))
+
+
+def _hard(rng: np.random.Generator, cutin_traffic: bool = False) -> Scene:
     s = Scene(int(rng.integers(0, 3)), int(rng.integers(8, 16)), tier="hard")
     kind = int(rng.integers(0, 3))
     if kind == 0:  # cut-in from an adjacent lane
         side = int(rng.choice([lane for lane in _free_lanes(s.ego_lane) if abs(lane - s.ego_lane) == 1]))
         v = max(2, int(s.ego_v) - int(rng.integers(3, 8)))
         s.agents.append(Agent(side, int(rng.integers(6, 16)), v, "cut", target=s.ego_lane))
-        _background(rng, s, int(rng.integers(0, 2)))
+        if cutin_traffic:  # scene set v2: the escape lanes hold traffic (the lane the cut-in leaves may be empty)
+            _merge_traffic(rng, s, {side: 0})
+        else:
+            _background(rng, s, int(rng.integers(0, 2)))
     elif kind == 1:  # ego lane closed ahead; traffic in the lane(s) to merge into
         s.closure = (s.ego_lane, int(rng.integers(18, 40)))
-        for lane in _free_lanes(s.ego_lane):
-            if abs(lane - s.ego_lane) == 1 or rng.random() < 0.5:
-                n = int(rng.integers(1, 3))
-                for _ in range(n):
-                    s.agents.append(Agent(lane, int(rng.integers(-12, 25)), int(s.ego_v) + int(rng.integers(-3, 3))))
+        _merge_traffic(rng, s)
     else:  # yellow-light dilemma
         v = int(s.ego_v)
         line = int(round(stop_distance(v) + 2.25 + rng.integers(-8, 9)))
@@ -195,11 +212,16 @@ def tier_ok(scene: Scene, a: Analysis) -> bool:
     return default >= a.expert_score - 0.02
 
 
-def draw_scene(rng: np.random.Generator, tier: str | None = None, max_tries: int = 200) -> tuple[Scene, Analysis]:
-    """One scene of ``tier`` (drawn from the 40/30/30 mix when None) that passes ``tier_ok``."""
+def draw_scene(
+    rng: np.random.Generator, tier: str | None = None, max_tries: int = 200, scenes: str = "v1"
+) -> tuple[Scene, Analysis]:
+    """One scene of ``tier`` (drawn from the 40/30/30 mix when None) of scene set ``scenes`` that passes
+    ``tier_ok``."""
+    if scenes not in SCENE_SETS:
+        raise ValueError(f"scenes must be one of {SCENE_SETS}")
     tier = tier or TIERS[int(rng.choice(3, p=TIER_MIX))]
     for _ in range(max_tries):
-        s = GENERATORS[tier](rng)
+        s = _hard(rng, cutin_traffic=scenes == "v2") if tier == "hard" else GENERATORS[tier](rng)
         a = analyse(s)
         if tier_ok(s, a):
             return s, a

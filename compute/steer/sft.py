@@ -44,6 +44,7 @@ class SteerSFTConfig:
     max_len: int = 192
     seed: int = 0
     cot: str = "lanes"  # CoT trace style (traces.COT_STYLES)
+    scenes: str = "v1"  # scene generator set (scenes.SCENE_SETS)
 
     def lm(self, vocab: int) -> LMConfig:
         return LMConfig(vocab_size=vocab, max_len=self.max_len, **STEER_SIZES[self.size])
@@ -54,6 +55,8 @@ class SteerSFTConfig:
             del sft["cot"]
         else:
             sft["cot_version"] = REL_VERSION
+        if sft["scenes"] == "v1":  # the original generator: keep the hashes of the checkpoints built before the field
+            del sft["scenes"]
         blob = json.dumps({"sft": sft, "lm": self.lm(vocab).to_dict(), "v": VERSION}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -84,7 +87,7 @@ def batch_tensors(
 
 def train(cfg: SteerSFTConfig, reporter: Any = None, device: str = "cpu") -> tuple[TinyLM, DrivingTask, dict]:
     torch.manual_seed(cfg.seed)
-    task = DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot)
+    task = DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot, scenes=cfg.scenes)
     model = TinyLM(cfg.lm(task.tokenizer.vocab_size)).to(device)
     t0 = time.perf_counter()
     pool = task.sample(cfg.n_pool, split_rng(cfg.seed, "train"), "train")
@@ -147,7 +150,9 @@ def load_or_build(
         model.eval()
         if reporter is not None:
             reporter.log(f"SFT checkpoint cache hit: {path.name}")
-        return SteerSFTResult(model, DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot), path, True, blob["meta"])
+        return SteerSFTResult(
+            model, DrivingTask(p_cot=cfg.p_cot, cot=cfg.cot, scenes=cfg.scenes), path, True, blob["meta"]
+        )
     if reporter is not None:
         reporter.log(f"building SFT checkpoint {path.name}")
     model, task, meta = train(cfg, reporter, device)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from compute.core.tasks.base import Problem, sample_filtered
-from compute.steer.scenes import draw_scene
+from compute.steer.scenes import SCENE_SETS, draw_scene
 from compute.steer.score import scores, submetrics
 from compute.steer.sim import plan_ids
 from compute.steer.traces import COT_STYLES, DIRECT, THINK, make_tokenizer, parse_plan, response_text, scene_text
@@ -34,12 +34,20 @@ class DrivingTask:
     name = "driving"
 
     def __init__(
-        self, metric: str = "epdms", p_cot: float = 0.8, tiers: tuple[str, ...] | None = None, cot: str = "lanes"
+        self,
+        metric: str = "epdms",
+        p_cot: float = 0.8,
+        tiers: tuple[str, ...] | None = None,
+        cot: str = "lanes",
+        scenes: str = "v1",
     ) -> None:
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}")
         if cot not in COT_STYLES:
             raise ValueError(f"cot must be one of {COT_STYLES}")
+        if scenes not in SCENE_SETS:
+            raise ValueError(f"scenes must be one of {SCENE_SETS}")
+        self.scenes = scenes  # the scene generator set (scenes.py)
         self.cot = cot  # the reasoning-trace style of the SFT CoT traces (traces.py)
         self.metric = metric
         self.p_cot = p_cot  # share of CoT traces in SFT (the over-reasoning start)
@@ -49,7 +57,7 @@ class DrivingTask:
     def sample(self, n: int, rng: np.random.Generator, split: str) -> list[Problem]:
         def draw(r: np.random.Generator) -> Problem:
             tier = None if self.tiers is None else self.tiers[int(r.integers(len(self.tiers)))]
-            return scene_problem(*draw_scene(r, tier))
+            return scene_problem(*draw_scene(r, tier, scenes=self.scenes))
 
         return sample_filtered(n, rng, split, draw)
 
