@@ -76,6 +76,10 @@ SMOKE = {
 # the RL step that suits it (lr 5e-5, ω 4, 150 steps ≈ 18 min)
 MEDIUM_REL = {"size": "medium", "sft_tokens": 3_000_000, "sft_lr": 2e-3, "n_pool": 20_000, "cot": "rel"}
 MEDIUM_RL = {**MEDIUM_REL, "lr": 5e-5, "route_weight": 4.0, "steps": 150, "eval_every": 25}
+# scene set v2 (cut-ins with merge traffic) and 6 M SFT tokens (≈ 20 min on two threads): written reasoning pays on
+# every hard kind (docs/papers/steer.md, "Scene set v2"); the RL step of MEDIUM_RL over 200 steps
+MEDIUM_V2 = {**MEDIUM_REL, "sft_tokens": 6_000_000, "scenes": "v2"}
+MEDIUM_V2_RL = {**MEDIUM_V2, "lr": 5e-5, "route_weight": 4.0, "steps": 200, "eval_every": 50}
 # the spec's headline: medium (2.7 M), 300 steps, λ = 1e-3 (a GPU-sized run; SFT ≈ 5 M tokens)
 HEADLINE = {
     "size": "medium",
@@ -195,6 +199,7 @@ SFT_BUILD = Experiment(
         "smoke": {k: SMOKE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
         "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
         "medium, rel trace (CPU)": {**MEDIUM_REL, "n_eval_final": 150},
+        "medium, rel trace, scene set v2 (CPU)": {**MEDIUM_V2, "n_eval_final": 150},
     },
     panels=[
         Line("SFT loss", keys=["sft/train_loss", "sft/val_loss"], x_label="step", y_label="cross-entropy"),
@@ -223,6 +228,9 @@ ROUTE_RL = Experiment(
         "medium, rel trace (CPU)": {**MEDIUM_RL, "method": "steer"},
         "medium, rel trace: always-CoT (CPU)": {**MEDIUM_RL, "method": "always_cot"},
         "medium, rel trace: never-CoT (CPU)": {**MEDIUM_RL, "method": "never_cot"},
+        "scene set v2: STEER (CPU)": {**MEDIUM_V2_RL, "method": "steer"},
+        "scene set v2: always-CoT (CPU)": {**MEDIUM_V2_RL, "method": "always_cot"},
+        "scene set v2: never-CoT (CPU)": {**MEDIUM_V2_RL, "method": "never_cot"},
         "on-policy ablation": {"rollout": "on_policy"},
         "always-CoT": {"method": "always_cot"},
         "never-CoT": {"method": "never_cot"},
@@ -357,6 +365,7 @@ INSPECT = Experiment(
         "medium, rel trace: SFT router (CPU)": {**MEDIUM_REL},
         "medium, rel trace: SFT route audit (CPU)": {**MEDIUM_REL, "n_eval_final": 300, "audit_samples": 8},
         "medium, rel trace: SFT forced <direct>": {**MEDIUM_REL, "route": "never_cot"},
+        "scene set v2: SFT route audit (CPU)": {**MEDIUM_V2, "n_eval_final": 300, "audit_samples": 8},
         "paper headline": {k: HEADLINE[k] for k in ("size", "sft_tokens", "n_pool", "n_eval_final")},
     },
     panels=[

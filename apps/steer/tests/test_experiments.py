@@ -18,6 +18,8 @@ def test_declarations() -> None:
     assert set(BY_SLUG) == {"sft_build", "route_rl", "pareto", "inspect"}
     for e in EXPERIMENTS:
         assert "smoke" in e.presets and "paper headline" in e.presets
+        for preset in e.presets.values():
+            e.validate(preset)  # every preset is within the declared bounds
 
 
 @pytest.mark.parametrize(
@@ -33,6 +35,7 @@ def test_declarations() -> None:
         ("inspect", {"policy": "../../etc/passwd"}, "policy"),
         ("inspect", {"n_view": 50}, "n_view"),
         ("inspect", {"route": "sometimes"}, "route"),
+        ("route_rl", {"scenes": "v3"}, "scenes"),
     ],
 )
 def test_bad_input_names_the_field(slug: str, params: dict, field: str) -> None:
