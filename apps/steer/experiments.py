@@ -76,7 +76,7 @@ SMOKE = {
 # the RL step that suits it (lr 5e-5, ω 4, 150 steps ≈ 18 min)
 MEDIUM_REL = {"size": "medium", "sft_tokens": 3_000_000, "sft_lr": 2e-3, "n_pool": 20_000, "cot": "rel"}
 MEDIUM_RL = {**MEDIUM_REL, "lr": 5e-5, "route_weight": 4.0, "steps": 150, "eval_every": 25}
-# scene set v2 (cut-ins with merge traffic) and 6 M SFT tokens (≈ 20 min on two threads): written reasoning pays on
+# scene set v2 (cut-ins with merge traffic) and 6 M SFT tokens (≈ 22 min on two threads): written reasoning pays on
 # every hard kind (docs/papers/steer.md, "Scene set v2"); the RL step of MEDIUM_RL over 200 steps
 MEDIUM_V2 = {**MEDIUM_REL, "sft_tokens": 6_000_000, "scenes": "v2"}
 MEDIUM_V2_RL = {**MEDIUM_V2, "lr": 5e-5, "route_weight": 4.0, "steps": 200, "eval_every": 50}

@@ -14,7 +14,7 @@ scores ≥ 0.6 (feasible) and its tier shows in the scores: in a hard scene both
 within 0.02 of the expert.
 
 **Scene sets** (``scenes``): ``v1`` is the generator above.  ``v2`` changes one hard branch: a cut-in comes with
-merge traffic in the neighbour lanes (1–2 cars at −12…+25 m and the ego's speed ± 3 m/s in each neighbour lane,
+merge traffic in the neighbour lanes (1–2 cars at −12…+24 m and the ego's speed −3…+2 m/s in each neighbour lane,
 0–2 in the lane the cut-in leaves), the way a closure does, so that escaping the cut-in means choosing a gap; the
 other branches and the tier tests are those of ``v1``.  The route audit on ``v1`` found that written reasoning
 pays on closures only, because the direct route already solves the ``v1`` cut-ins (escape to the free lane).
