@@ -27,7 +27,7 @@ under the reward score, ties to fewer lane changes, then library order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -35,7 +35,6 @@ from compute.steer.score import progress_ratio, scores, submetrics
 from compute.steer.sim import ACTIONS, LONG, N_LANES, STEPS, Agent, Scene, stop_distance
 
 TIERS = ("easy", "medium", "hard")
-SCENE_SETS = ("v1", "v2")
 TIER_MIX = (0.4, 0.3, 0.3)
 LC_STEPS = (0, 1, 2, 4)
 
@@ -167,7 +166,12 @@ def _hard(rng: np.random.Generator, cutin_traffic: bool = False) -> Scene:
     return s
 
 
-GENERATORS = {"easy": _easy, "medium": _medium, "hard": _hard}
+# per scene set, the generator of each tier (v2 differs from v1 in the hard cut-in branch only)
+GENERATORS = {
+    "v1": {"easy": _easy, "medium": _medium, "hard": _hard},
+    "v2": {"easy": _easy, "medium": _medium, "hard": partial(_hard, cutin_traffic=True)},
+}
+SCENE_SETS = tuple(GENERATORS)
 
 KINDS = {
     "easy": ("cruise", "lane change"),
@@ -220,8 +224,9 @@ def draw_scene(
     if scenes not in SCENE_SETS:
         raise ValueError(f"scenes must be one of {SCENE_SETS}")
     tier = tier or TIERS[int(rng.choice(3, p=TIER_MIX))]
+    generate = GENERATORS[scenes][tier]
     for _ in range(max_tries):
-        s = _hard(rng, cutin_traffic=scenes == "v2") if tier == "hard" else GENERATORS[tier](rng)
+        s = generate(rng)
         a = analyse(s)
         if tier_ok(s, a):
             return s, a
