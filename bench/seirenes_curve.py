@@ -36,7 +36,7 @@ def main() -> None:
     cfg = SeirenesConfig.from_params(params)
     sft_model, task = load_or_build(cfg.sft(), "data", MemoryReporter(data_dir="data"))
     problems = task.sample(cfg.n_eval, split_rng(cfg.seed + 10_000, "test"), "test")
-    fixed = suites(problems, cfg.seed)
+    fixed = suites(problems, cfg.seed, cfg.hint_sentences)
     for arm in arms:
         trainer = arm_trainer(cfg, sft_model, task, arm, cfg.seed)
         t0, rewards = time.time(), []

@@ -47,8 +47,13 @@ def main() -> None:
         model, task = load_or_build(cfg.sft(), "data", rep)
         print("checkpoint", checkpoint_path(cfg.sft(), "data").name, f"{time.time() - t0:.0f}s", flush=True)
         probs = task.sample(cfg.n_eval, split_rng(cfg.seed + 10_000, "test"), "test")
-        out = {k: accuracy(model, task, probs, h, cfg.max_new) for k, h in suites(probs, cfg.seed).items()}
-        own, frac = adversary_suite(model, task, probs, cfg.seed)
+        out = {
+            k: accuracy(model, task, probs, h, cfg.max_new)
+            for k, h in suites(probs, cfg.seed, cfg.hint_sentences).items()
+        }
+        own, frac = adversary_suite(
+            model, task, probs, cfg.seed, max_tokens=cfg.hint_tokens, max_sentences=cfg.hint_sentences
+        )
         out["sft_adv_hinted"] = accuracy(model, task, probs, own, cfg.max_new)
         out["own_hint_valid"] = frac
         print(json.dumps(out), flush=True)

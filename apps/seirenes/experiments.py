@@ -56,6 +56,14 @@ def _params(steps: int) -> list[Any]:
             "paper's base models are",
             group="SFT checkpoint",
         ),
+        Bool(
+            "sft_compound_solves",
+            False,
+            label="SFT solves under compound hints",
+            help="with sentences per hint > 1: the SFT's hinted solves also get compound hints (off: one "
+            "training-family sentence, the spec's mixture; the Adversary's SFT examples are compound either way)",
+            group="SFT checkpoint",
+        ),
         Int(
             "min_ops",
             2,
@@ -71,7 +79,18 @@ def _params(steps: int) -> list[Any]:
         Int("n_clean", 6, min=2, max=8, label="G clean samples", group="Self-play"),
         Int("n_hints", 4, min=1, max=8, label="K hints", group="Self-play"),
         Int("n_per_hint", 4, min=2, max=8, label="G_h samples per hint", group="Self-play"),
-        Int("hint_tokens", 24, min=8, max=32, label="max hint tokens", group="Self-play"),
+        Int("hint_tokens", 24, min=8, max=48, label="max hint tokens", group="Self-play"),
+        Int(
+            "hint_sentences",
+            1,
+            min=1,
+            max=4,
+            label="sentences per hint",
+            help="compound hints: the Adversary (and the SFT / static-arm sampler) may chain 1…S training-family "
+            "sentences, each of which must parse; 1 is the paper-scale single-sentence grammar. Use about 10 hint "
+            "tokens per sentence",
+            group="Self-play",
+        ),
         Float("c_inv", 0.1, min=0.0, max=0.5, label="invalid-hint penalty", group="Self-play"),
         Choice("variant", "clipped", choices=["clipped", "signed"], label="adversary reward", group="Self-play"),
         Bool("drop_counts_format_fail", True, label="format failures count as a drop", group="Self-play"),

@@ -26,6 +26,8 @@ class SeirenesConfig:
     n_hints: int = 4
     n_per_hint: int = 4
     hint_tokens: int = 24
+    hint_sentences: int = 1  # compound hints: 1…S training-family sentences (richer distractor space)
+    sft_compound_solves: bool = False  # SFT solves under compound hints too (default: single-sentence, the spec's)
     c_inv: float = 0.1
     variant: str = "clipped"
     drop_counts_format_fail: bool = True
@@ -54,6 +56,8 @@ class SeirenesConfig:
             min_ops=self.min_ops,
             max_ops=self.max_ops,
             adv_sees_answer=self.adv_sees_answer,
+            hint_sentences=self.hint_sentences,
+            compound_solves=self.sft_compound_solves,
         )
 
     def selfplay(self, mode: str) -> SelfPlayConfig:
@@ -63,6 +67,7 @@ class SeirenesConfig:
             K=self.n_hints,
             G_h=self.n_per_hint,
             max_hint_tokens=self.hint_tokens,
+            max_sentences=self.hint_sentences,
             c_inv=self.c_inv,
             variant=self.variant,
             drop_counts_format_fail=self.drop_counts_format_fail,

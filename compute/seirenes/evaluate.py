@@ -8,7 +8,7 @@ import torch
 from compute.core.lm.model import TinyLM
 from compute.core.lm.sampling import generate
 from compute.core.tasks.base import Problem
-from compute.seirenes.hints import EOH, HELDOUT_FAMILIES, TRAIN_FAMILIES, check_hint, random_hint
+from compute.seirenes.hints import EOH, HELDOUT_FAMILIES, TRAIN_FAMILIES, check_hint, random_hint, sample_hint
 from compute.seirenes.task import SeirenesTask
 
 
@@ -20,7 +20,13 @@ def grammar_suite(problems: list[Problem], families: tuple[str, ...], seed: int)
 
 @torch.no_grad()
 def adversary_suite(
-    model: TinyLM, task: SeirenesTask, problems: list[Problem], seed: int, tries: int = 4, max_tokens: int = 24
+    model: TinyLM,
+    task: SeirenesTask,
+    problems: list[Problem],
+    seed: int,
+    tries: int = 4,
+    max_tokens: int = 24,
+    max_sentences: int = 1,
 ) -> tuple[list[str], float]:
     """Hints written by ``model``'s Adversary role (T = 1, first valid of ``tries`` samples; a random training-
     family hint when none is valid).  Returns the hints and the fraction that came from the Adversary."""
@@ -42,12 +48,12 @@ def adversary_suite(
         for j in range(tries):
             r = i * tries + j
             text = tok.decode(g.response[r][g.response_mask[r] > 0].tolist())
-            ok, _, b = check_hint(text, int(p.answer), max_tokens)
+            ok, _, b = check_hint(text, int(p.answer), max_tokens, max_sentences)
             if ok:
                 body = b
                 break
         own += body is not None
-        hints.append(body if body is not None else random_hint(p, str(rng.choice(TRAIN_FAMILIES)), rng))
+        hints.append(body if body is not None else sample_hint(p, rng, max_sentences)[0])
     return hints, own / max(1, len(problems))
 
 
@@ -65,12 +71,17 @@ def accuracy(
     return ok / max(1, len(problems))
 
 
-def suites(problems: list[Problem], seed: int) -> dict[str, list[str] | None]:
-    return {
+def suites(problems: list[Problem], seed: int, max_sentences: int = 1) -> dict[str, list[str] | None]:
+    """Fixed suites; with compound hints (S > 1) also ``train_compound``: random 1…S-sentence training hints."""
+    out: dict[str, list[str] | None] = {
         "clean": None,
         "train_family": grammar_suite(problems, TRAIN_FAMILIES, seed + 1),
         "heldout": grammar_suite(problems, HELDOUT_FAMILIES, seed + 2),
     }
+    if max_sentences > 1:
+        rng = np.random.default_rng(seed + 3)
+        out["train_compound"] = [sample_hint(p, rng, max_sentences)[0] for p in problems]
+    return out
 
 
 __all__ = ["EOH", "accuracy", "adversary_suite", "grammar_suite", "suites"]

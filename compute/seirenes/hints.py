@@ -13,6 +13,11 @@ Training families F1–F4 (the Adversary may write them; the SFT shows random on
 
 A hint is valid iff it parses under F1–F4, has ≤ L_h tokens including the closing ``<eoh>``, ends with
 ``<eoh>``, and does not contain the gold answer as a whole number (leak filter).
+
+Compound hints (option ``max_sentences`` S > 1, a richer distractor space): a hint may be a sequence of 1…S
+training-family sentences (``<note> … . <hint> the answer is <close> 40 .``), each of which must parse; its family
+label joins the sentences' families with ``+`` (``F1+F3``).  S = 1 is the single-sentence grammar above, and
+``sample_hint`` then draws exactly the random numbers the single-sentence code drew.
 """
 
 from __future__ import annotations
@@ -53,6 +58,28 @@ def family(hint: str, families: tuple[str, ...] = TRAIN_FAMILIES) -> str | None:
     return None
 
 
+def sentences(body: str) -> list[str]:
+    """The body split after every `` .`` (each sentence keeps its closing full stop)."""
+    parts = [x.strip() for x in re.split(r"(?<= \.)\s+", body.strip()) if x.strip()]
+    return parts
+
+
+def compound_family(body: str, max_sentences: int = 1) -> str | None:
+    """``F1+F3``-style label when every one of 1…``max_sentences`` sentences parses under F1–F4, else None."""
+    parts = sentences(body)
+    if not parts or len(parts) > max_sentences:
+        return None
+    fams = [family(x) for x in parts]
+    if any(f is None for f in fams):
+        return None
+    return "+".join(fams)  # type: ignore[arg-type]
+
+
+def family_parts(label: str | None) -> list[str]:
+    """The sentence families of a (compound) label: ``F1+F3`` → [F1, F3]."""
+    return label.split("+") if label else []
+
+
 def leaks(hint: str, gold: int) -> bool:
     """True iff ``gold`` appears in the hint as a whole number ("19" leaks 19, "190" does not)."""
     return any(int(x) == int(gold) for x in re.findall(r"(?<!\d)\d+(?!\d)", hint))
@@ -63,7 +90,7 @@ def n_tokens(text: str) -> int:
     return len(re.findall(r"<[a-z_0-9]+>|\d|[A-Za-z]+|[^\sA-Za-z\d]", text))
 
 
-def check_hint(text: str, gold: int, max_tokens: int = 24) -> tuple[bool, str | None, str]:
+def check_hint(text: str, gold: int, max_tokens: int = 24, max_sentences: int = 1) -> tuple[bool, str | None, str]:
     """Validity of an Adversary response ``text`` (decoded, ends with ``<eoh>``): (valid, family, hint body)."""
     t = text.strip()
     if not t.endswith(EOH) or n_tokens(t) > max_tokens:
@@ -71,7 +98,7 @@ def check_hint(text: str, gold: int, max_tokens: int = 24) -> tuple[bool, str | 
     body = t[: -len(EOH)].strip()
     if EOH in body:
         return False, None, body
-    fam = family(body)
+    fam = family(body) if max_sentences == 1 else compound_family(body, max_sentences)
     if fam is None or leaks(body, gold):
         return False, fam, body
     return True, fam, body
@@ -117,6 +144,15 @@ def random_hint(problem: Problem, fam: str, rng: np.random.Generator) -> str:
         if not leaks(h, gold):
             return h
     raise RuntimeError("could not draw a non-leaking hint")
+
+
+def sample_hint(problem: Problem, rng: np.random.Generator, max_sentences: int = 1) -> tuple[str, str]:
+    """(body, family label) of a random training-grammar hint: 1…S sentences (uniform), families uniform.
+
+    With S = 1 it draws the family and then the hint exactly as the single-sentence code does (same stream)."""
+    n = 1 if max_sentences == 1 else int(rng.integers(1, max_sentences + 1))
+    fams = [str(rng.choice(TRAIN_FAMILIES)) for _ in range(n)]
+    return " ".join(random_hint(problem, f, rng) for f in fams), "+".join(fams)
 
 
 def adversary_reward(p_clean: float, p_hint: float, valid: bool, c_inv: float = 0.1, variant: str = "clipped") -> float:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
-from compute.seirenes.hints import ROLE_TOKENS, TRAIN_FAMILIES, adversary_reward, check_hint, random_hint
+from compute.seirenes.hints import ROLE_TOKENS, TRAIN_FAMILIES, adversary_reward, check_hint, family_parts, sample_hint
 
 ROLES = ("solve", "hinted", "adv")
 
@@ -38,6 +38,7 @@ class SelfPlayConfig:
     K: int = 4
     G_h: int = 4
     max_hint_tokens: int = 24
+    max_sentences: int = 1  # compound hints: 1…S training-family sentences
     c_inv: float = 0.1
     variant: str = "clipped"  # clipped | signed
     drop_counts_format_fail: bool = True
@@ -97,7 +98,7 @@ class Seirenes(Plugin):
                 if role != "adv":
                     continue
                 q = b.specs[r].meta["q"]
-                ok, fam, body = check_hint(b.texts[r], int(b.problems[r].answer), c.max_hint_tokens)
+                ok, fam, body = check_hint(b.texts[r], int(b.problems[r].answer), c.max_hint_tokens, c.max_sentences)
                 k = per_q[q]
                 per_q[q] += 1
                 adv_rows.append({"q": q, "k": k, "valid": ok, "family": fam, "hint": body})
@@ -116,8 +117,7 @@ class Seirenes(Plugin):
         else:  # static: K hints drawn uniformly from the training grammar
             for q, p in enumerate(problems):
                 for k in range(c.K):
-                    fam = str(state.rng.choice(TRAIN_FAMILIES))
-                    body = random_hint(p, fam, state.rng)
+                    body, fam = sample_hint(p, state.rng, c.max_sentences)
                     out.append(
                         RolloutSpec(
                             task.prompt(p, "solve", {"hint": body}),
@@ -171,9 +171,14 @@ class Seirenes(Plugin):
         h_rows = [i for ix in hinted.values() for i in ix]
         c_rows = [i for ix in clean.values() for i in ix]
         valid = [rec["valid"] for rec in recs]
-        fam_counts = Counter(rec["family"] for rec in recs if rec["valid"])
+        fam_counts = Counter(f for rec in recs if rec["valid"] for f in family_parts(rec["family"]))
         if c.mode == "static":
-            fam_counts = Counter(batch.specs[i].meta["family"] for ix in hinted.values() for i in ix[:1])
+            fam_counts = Counter(
+                f for ix in hinted.values() for i in ix[:1] for f in family_parts(batch.specs[i].meta["family"])
+            )
+        labels = [rec["family"] for rec in recs if rec["valid"]]
+        if c.mode == "static":
+            labels = [batch.specs[ix[0]].meta["family"] for ix in hinted.values()]
         pairs = [(rec["p_clean"], rec["p_hint"]) for rec in recs if rec["valid"]]
         state.extra["seirenes_stats"] = {
             "selfplay/p_clean": float(correct[c_rows].mean()) if c_rows else float("nan"),
@@ -187,6 +192,7 @@ class Seirenes(Plugin):
             "selfplay/tokens_hinted": float(batch.response_mask[h_rows].sum()) if h_rows else 0.0,
             "selfplay/tokens_adv": float(batch.response_mask[adv_idx].sum()) if adv_idx else 0.0,
             **{f"family/{f}": float(fam_counts.get(f, 0)) for f in TRAIN_FAMILIES},
+            "selfplay/sentences_per_hint": float(np.mean([len(family_parts(x)) for x in labels])) if labels else 0.0,
         }
         state.extra["seirenes_pairs"] = pairs
         return out

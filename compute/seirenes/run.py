@@ -32,9 +32,13 @@ def _setup(params: dict[str, Any]) -> SeirenesConfig:
     return cfg
 
 
+def _adv_kw(cfg: SeirenesConfig) -> dict[str, int]:
+    return {"max_tokens": cfg.hint_tokens, "max_sentences": cfg.hint_sentences}
+
+
 def _eval_all(model, task, problems, fixed: dict[str, Any], cfg: SeirenesConfig, seed: int) -> dict[str, float]:
     out = {k: accuracy(model, task, problems, h, cfg.max_new) for k, h in fixed.items()}
-    own, frac = adversary_suite(model, task, problems, seed, max_tokens=cfg.hint_tokens)
+    own, frac = adversary_suite(model, task, problems, seed, **_adv_kw(cfg))
     out["self_hinted"] = accuracy(model, task, problems, own, cfg.max_new)
     out["own_hint_valid"] = frac
     return out
@@ -54,7 +58,7 @@ def selfplay_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     plugin = Seirenes(cfg.selfplay("seirenes"))
     trainer = GRPOTrainer(model, task, cfg.grpo(cfg.seed), [plugin])
     problems = task.sample(cfg.n_eval, split_rng(cfg.seed + 10_000, "test"), "test")
-    fixed = suites(problems, cfg.seed)
+    fixed = suites(problems, cfg.seed, cfg.hint_sentences)
     ev0 = _eval_all(model, task, problems, fixed, cfg, cfg.seed)
     reporter.scalars(0, {f"eval/{k}": v for k, v in ev0.items()})
     portrait: list[tuple[int, float, float]] = []
@@ -149,7 +153,7 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     sft_model, task = load_or_build(cfg.sft(), reporter.data_dir, reporter)
     arms = [a.strip() for a in cfg.arms.split(",") if a.strip()]
     problems = task.sample(cfg.n_eval, split_rng(cfg.seed + 10_000, "test"), "test")
-    fixed = suites(problems, cfg.seed)
+    fixed = suites(problems, cfg.seed, cfg.hint_sentences)
     rows, attack = [], []
     n_runs, done = len(arms) * cfg.n_seeds, 0
     for si in range(cfg.n_seeds):
@@ -167,9 +171,12 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
             done += 1
             reporter.progress(done / (n_runs + 1), f"seed {seed}: arm {arm} trained")
         # hint sources: random grammar, SFT adversary, adversary of (c) (if trained)
-        sources = {"random": fixed["train_family"], "sft_adv": adversary_suite(sft_model, task, problems, seed)[0]}
+        sources = {
+            "random": fixed.get("train_compound", fixed["train_family"]),  # same grammar as the Adversary's
+            "sft_adv": adversary_suite(sft_model, task, problems, seed, **_adv_kw(cfg))[0],
+        }
         if "seirenes" in models:
-            sources["seirenes_adv"] = adversary_suite(models["seirenes"], task, problems, seed)[0]
+            sources["seirenes_adv"] = adversary_suite(models["seirenes"], task, problems, seed, **_adv_kw(cfg))[0]
         for arm, m in [("sft", sft_model), *models.items()]:
             ev = {k: accuracy(m, task, problems, h, cfg.max_new) for k, h in fixed.items()}
             src = {k: accuracy(m, task, problems, h, cfg.max_new) for k, h in sources.items()}
@@ -190,7 +197,13 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
         lab = ARM_LABEL.get(arm, "SFT")
         rs = [r for r in rows if r["arm"] == lab]
         d = {"arm": lab}
-        for k in ("clean", "train_family", "heldout", "self_hinted"):
+        for k in (
+            "clean",
+            "train_family",
+            "heldout",
+            "self_hinted",
+            *(["train_compound"] if "train_compound" in fixed else []),
+        ):
             v = np.array([r[k] for r in rs], dtype=float)
             d[k] = float(np.nanmean(v)) if len(v) else float("nan")
             d[f"{k}_sd"] = float(np.nanstd(v)) if len(v) > 1 else 0.0

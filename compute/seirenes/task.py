@@ -29,7 +29,7 @@ from compute.core.lm.sampling import right_pad
 from compute.core.lm.sft import CORE_VERSION, SFTConfig, lr_at, sft_loss
 from compute.core.tasks.base import Problem, split_rng
 from compute.core.tasks.wordproblems import WordProblems
-from compute.seirenes.hints import EOH, EXTRA_TOKENS, TRAIN_FAMILIES, random_hint
+from compute.seirenes.hints import EOH, EXTRA_TOKENS, sample_hint
 
 
 class SeirenesTask(WordProblems):
@@ -66,6 +66,8 @@ class SeirenesSFTConfig:
     p_hinted: float = 0.25
     p_adv: float = 0.15
     adv_sees_answer: bool = False
+    hint_sentences: int = 1  # compound hints: 1…S training-family sentences (1 = the single-sentence grammar)
+    compound_solves: bool = False  # also solve under compound hints in SFT (default: the Adversary's examples only)
     max_len: int = 192
     seed: int = 0
 
@@ -82,9 +84,10 @@ def sft_example(task: SeirenesTask, p: Problem, rng: np.random.Generator, cfg: S
     u = rng.random()
     tok = task.tokenizer
     if u < cfg.p_adv:
-        hint = random_hint(p, str(rng.choice(TRAIN_FAMILIES)), rng)
+        hint, _ = sample_hint(p, rng, cfg.hint_sentences)
         return task.prompt(p, "adv"), tok.encode(f"{hint} {EOH}") + [tok.eos_id]
-    ctx = {"hint": random_hint(p, str(rng.choice(TRAIN_FAMILIES)), rng)} if u < cfg.p_adv + cfg.p_hinted else None
+    s = cfg.hint_sentences if cfg.compound_solves else 1  # spec: solves under one random training-family hint
+    ctx = {"hint": sample_hint(p, rng, s)[0]} if u < cfg.p_adv + cfg.p_hinted else None
     return task.prompt(p, "solve", ctx), tok.encode(task.solution(p, rng)) + [tok.eos_id]
 
 
@@ -101,7 +104,10 @@ def sft_batch(task: SeirenesTask, problems: list[Problem], rng: np.random.Genera
 
 def checkpoint_path(cfg: SeirenesSFTConfig, data_dir: str | Path) -> Path:
     task = make_task(cfg)
-    blob = json.dumps({"cfg": asdict(cfg), "tok": task.tokenizer.to_dict(), "core": CORE_VERSION}, sort_keys=True)
+    d = asdict(cfg)
+    if d["hint_sentences"] == 1 and not d["compound_solves"]:  # keeps the single-sentence builds' cache names
+        del d["hint_sentences"], d["compound_solves"]
+    blob = json.dumps({"cfg": d, "tok": task.tokenizer.to_dict(), "core": CORE_VERSION}, sort_keys=True)
     return Path(data_dir) / "seirenes" / f"sft-{cfg.size}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}.pt"
 
 

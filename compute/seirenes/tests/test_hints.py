@@ -10,10 +10,14 @@ from compute.seirenes.hints import (
     TRAIN_FAMILIES,
     adversary_reward,
     check_hint,
+    compound_family,
     family,
+    family_parts,
     intermediates,
     leaks,
     random_hint,
+    sample_hint,
+    sentences,
 )
 from compute.seirenes.task import SeirenesSFTConfig, make_task
 
@@ -109,3 +113,52 @@ def test_sft_mixture_shares_follow_the_config():
         assert abs(share["hinted"] - p_hinted) < 0.025
         assert abs(share["clean"] - (0.85 - p_hinted)) < 0.025
     assert share["hinted"] == 0.0
+
+
+def test_compound_hints_parse_sentence_by_sentence():
+    two = "<note> tom also has 12 pens . <hint> the answer is <close> 40 ."
+    assert sentences(two) == ["<note> tom also has 12 pens .", "<hint> the answer is <close> 40 ."]
+    assert compound_family(two, 2) == "F1+F3" and family_parts("F1+F3") == ["F1", "F3"]
+    assert compound_family(two, 1) is None  # more sentences than allowed
+    assert check_hint(two + " <eoh>", 7, 32, max_sentences=2) == (True, "F1+F3", two)
+    assert not check_hint(two + " <eoh>", 7, 32)[0]  # the single-sentence grammar rejects it
+    assert not check_hint(two + " <eoh>", 40, 32, max_sentences=2)[0]  # the second sentence leaks 40
+    bad = "<note> tom also has 12 pens . <round> the answer to <ten> ."  # a held-out sentence inside
+    assert compound_family(bad, 3) is None and not check_hint(bad + " <eoh>", 7, 40, max_sentences=3)[0]
+    assert compound_family("<note> tom also has 12 pens . <remember> <multiply> 3", 3) is None  # unfinished
+
+
+def test_sample_hint_single_sentence_matches_the_old_stream_and_compound_is_valid():
+    task = make_task(SeirenesSFTConfig(min_ops=2, max_ops=2))
+    probs = task.sample(300, np.random.default_rng(1), "train")
+    r1, r2 = np.random.default_rng(5), np.random.default_rng(5)
+    for p in probs[:100]:  # S = 1 draws exactly what the single-sentence code drew
+        body, fam = sample_hint(p, r1, 1)
+        assert body == random_hint(p, str(r2.choice(TRAIN_FAMILIES)), r2) and family(body) == fam
+    rng = np.random.default_rng(2)
+    lengths = []
+    for p in probs:
+        body, fam = sample_hint(p, rng, 3)
+        ok, f, b = check_hint(body + " <eoh>", p.answer, 40, max_sentences=3)
+        assert ok and f == fam and b == body
+        lengths.append(len(family_parts(fam)))
+    assert set(lengths) == {1, 2, 3}  # 1…S sentences, each share near 1/3 over 300 draws
+    assert all(abs(lengths.count(k) / len(lengths) - 1 / 3) < 0.1 for k in (1, 2, 3))
+
+
+def test_checkpoint_name_unchanged_for_single_sentence_builds():
+    import hashlib
+    import json
+    from dataclasses import asdict, replace
+
+    from compute.core.lm.sft import CORE_VERSION
+    from compute.seirenes.task import checkpoint_path
+
+    c = SeirenesSFTConfig(tokens=2_500_000, min_ops=2, max_ops=2)
+    d = {k: v for k, v in asdict(c).items() if k not in ("hint_sentences", "compound_solves")}  # before the options
+    tok = make_task(c).tokenizer.to_dict()
+    old = hashlib.sha256(json.dumps({"cfg": d, "tok": tok, "core": CORE_VERSION}, sort_keys=True).encode())
+    assert checkpoint_path(c, "d").name == f"sft-small-{old.hexdigest()[:16]}.pt"
+    c3 = replace(c, hint_sentences=3)
+    names = {checkpoint_path(x, "d") for x in (c, c3, replace(c3, compound_solves=True))}
+    assert len(names) == 3  # each mixture has its own cache entry

@@ -136,3 +136,45 @@ def test_determinism_first_bundle():
     ba, _ = a.collect()
     bb, _ = b.collect()
     assert ba.texts == bb.texts and torch.equal(ba.rewards, bb.rewards)
+
+
+def test_compound_hints_in_static_and_selfplay_bundles():
+    """S = 3: the static arm's hints are valid compounds whose sentence families the stats count; the Adversary's
+    two-sentence hint passes the checker and gets its own hinted group."""
+    from compute.seirenes.hints import check_hint, family_parts
+
+    tr = _trainer(SelfPlayConfig(mode="static", G=2, K=4, G_h=2, max_sentences=3, max_hint_tokens=40))
+    batch, _ = tr.collect()
+    firsts = {}
+    for i, r in enumerate(batch.roles):
+        if r == "hinted":
+            m = batch.specs[i].meta
+            assert check_hint(m["hint"] + " <eoh>", batch.problems[i].answer, 40, max_sentences=3)[:2] == (
+                True,
+                m["family"],
+            )
+            firsts.setdefault((m["q"], m["k"]), m["family"])
+    st = tr.state.extra["seirenes_stats"]
+    n_sent = [len(family_parts(f)) for f in firsts.values()]
+    assert sum(st[f"family/F{j}"] for j in range(1, 5)) == sum(n_sent)
+    assert abs(st["selfplay/sentences_per_hint"] - sum(n_sent) / len(n_sent)) < 1e-9
+
+    tr = _trainer(SelfPlayConfig(G=2, K=2, G_h=2, max_sentences=2, max_hint_tokens=32))
+    orig = tr._generate
+
+    def gen(specs, phase):
+        b = orig(specs, phase)
+        for i, r in enumerate(b.roles):
+            if r == "adv":
+                b.texts[i] = "<note> zoe also has 123 pens . <remember> <multiply> 3 . <eoh>"
+        return b
+
+    tr._generate = gen
+    batch, _ = tr.collect()
+    recs = tr.state.extra["seirenes_adv"]
+    golds = [int(tr.state.extra["seirenes_problems"][r["q"]].answer) for r in recs]
+    assert all(r["family"] == "F1+F2" for r in recs)
+    assert [r["valid"] for r in recs] == [g not in (123, 3) for g in golds]  # the leak filter sees both sentences
+    assert any(r["valid"] for r in recs)
+    assert sum(r == "hinted" for r in batch.roles) == sum(r["valid"] for r in recs) * 2
+    assert tr.state.extra["seirenes_stats"]["selfplay/sentences_per_hint"] == 2.0
