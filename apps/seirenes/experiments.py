@@ -162,6 +162,7 @@ SELFPLAY = Experiment(
         Line("Adversary reward and valid-hint rate", keys=["selfplay/adv_reward", "selfplay/valid_rate"]),
         Figure("Co-evolution portrait (p̂_clean vs p̂_hint, coloured by step)", key="portrait"),
         Figure("Hint families over steps", key="families"),
+        Line("Sentences per hint (compound hints)", keys=["selfplay/sentences_per_hint"]),
         Line("Dead groups and no-signal share", keys=["selfplay/dead_groups", "selfplay/no_signal_share"]),
         Line("Tokens per role", keys=["selfplay/tokens_*"]),
         Line("Token entropy", keys=["entropy/mean"]),

@@ -57,7 +57,7 @@ class SeirenesConfig:
             max_ops=self.max_ops,
             adv_sees_answer=self.adv_sees_answer,
             hint_sentences=self.hint_sentences,
-            compound_solves=self.sft_compound_solves,
+            compound_solves=bool(self.sft_compound_solves),  # "1" from a command line hashes as True
         )
 
     def selfplay(self, mode: str) -> SelfPlayConfig:
