@@ -151,6 +151,14 @@ SELFPLAY = Experiment(
     params=[*_params(30), Int("eval_every", 10, min=1, max=100, label="eval every (steps)", group="Evaluation")],
     presets={
         "smoke": {**SMOKE, "eval_every": 1},
+        # docs/papers/seirenes.md, "Compound hints": the Adversary's reward and sentences per hint rise
+        "two-step problems, compound hints (CPU)": {
+            **{k: v for k, v in TWO_STEP.items() if k != "n_seeds"},
+            "hint_sentences": 3,
+            "hint_tokens": 36,
+            "max_new": 44,
+            "eval_every": 100,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500},
     },
     panels=[
@@ -206,6 +214,15 @@ ARMS = Experiment(
         # docs/papers/seirenes.md, "Two-step problems with the spec's SFT mixture": 84 % clean, held-out hint
         # families cost ~33 points, training families ~8; ~11 min per seed on 1 thread
         "two-step problems, spec SFT mixture (CPU)": {**TWO_STEP, "n_seeds": 2},
+        # docs/papers/seirenes.md, "Compound hints": 1-3 training-family sentences per hint; the SFT's Adversary
+        # examples are compound, its hinted solves single-sentence; ~25 min per seed on 1 thread
+        "two-step problems, compound hints (CPU)": {
+            **TWO_STEP,
+            "hint_sentences": 3,
+            "hint_tokens": 36,
+            "max_new": 44,
+            "n_seeds": 1,
+        },
         "paper headline": {"size": "medium", "sft_tokens": 5_000_000, "steps": 300, "n_eval": 500, "n_seeds": 3},
     },
     panels=[
