@@ -60,8 +60,7 @@ def family(hint: str, families: tuple[str, ...] = TRAIN_FAMILIES) -> str | None:
 
 def sentences(body: str) -> list[str]:
     """The body split after every `` .`` (each sentence keeps its closing full stop)."""
-    parts = [x.strip() for x in re.split(r"(?<= \.)\s+", body.strip()) if x.strip()]
-    return parts
+    return [x.strip() for x in re.split(r"(?<= \.)\s+", body.strip()) if x.strip()]
 
 
 def compound_family(body: str, max_sentences: int = 1) -> str | None:
@@ -98,7 +97,7 @@ def check_hint(text: str, gold: int, max_tokens: int = 24, max_sentences: int = 
     body = t[: -len(EOH)].strip()
     if EOH in body:
         return False, None, body
-    fam = family(body) if max_sentences == 1 else compound_family(body, max_sentences)
+    fam = compound_family(body, max_sentences)  # S = 1: exactly one sentence, i.e. ``family(body)``
     if fam is None or leaks(body, gold):
         return False, fam, body
     return True, fam, body

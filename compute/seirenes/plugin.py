@@ -171,14 +171,11 @@ class Seirenes(Plugin):
         h_rows = [i for ix in hinted.values() for i in ix]
         c_rows = [i for ix in clean.values() for i in ix]
         valid = [rec["valid"] for rec in recs]
-        fam_counts = Counter(f for rec in recs if rec["valid"] for f in family_parts(rec["family"]))
-        if c.mode == "static":
-            fam_counts = Counter(
-                f for ix in hinted.values() for i in ix[:1] for f in family_parts(batch.specs[i].meta["family"])
-            )
-        labels = [rec["family"] for rec in recs if rec["valid"]]
-        if c.mode == "static":
+        if c.mode == "static":  # family labels of the hints the Reasoner solved under (one per hint group)
             labels = [batch.specs[ix[0]].meta["family"] for ix in hinted.values()]
+        else:
+            labels = [rec["family"] for rec in recs if rec["valid"]]
+        fam_counts = Counter(f for x in labels for f in family_parts(x))
         pairs = [(rec["p_clean"], rec["p_hint"]) for rec in recs if rec["valid"]]
         state.extra["seirenes_stats"] = {
             "selfplay/p_clean": float(correct[c_rows].mean()) if c_rows else float("nan"),
