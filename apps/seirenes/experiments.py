@@ -26,7 +26,7 @@ PAPER = Paper(
         "for the Adversary, Reasoner training on clean and hinted trajectories, unchanged verifier and test format. "
         "Design choices (the paper does not publish them): a hint grammar with four training families and two "
         "held-out families, exact validity and leak checks, r_adv = valid·max(0, p̂_clean − p̂_hint) − c_inv·(1 − "
-        "valid), equal role token shares, no KL. See docs/papers/seirenes.md for measured numbers."
+        "valid), equal role token shares by default (the Adversary share is an option), no KL. See docs/papers/seirenes.md for measured numbers."
     ),
 )
 
@@ -89,6 +89,16 @@ def _params(steps: int) -> list[Any]:
             help="compound hints: the Adversary (and the SFT / static-arm sampler) may chain 1…S training-family "
             "sentences, each of which must parse; 1 is the paper-scale single-sentence grammar. Use about 10 hint "
             "tokens per sentence",
+            group="Self-play",
+        ),
+        Float(
+            "adv_share",
+            1 / 3,
+            min=0.05,
+            max=0.9,
+            label="Adversary token share",
+            help="share of the loss's token weight given to the Adversary's hints; clean and hinted solves split the "
+            "rest equally. 1/3 is the spec's equal split; a smaller share slows the Adversary against the Reasoner",
             group="Self-play",
         ),
         Float("c_inv", 0.1, min=0.0, max=0.5, label="invalid-hint penalty", group="Self-play"),

@@ -28,6 +28,7 @@ class SeirenesConfig:
     hint_tokens: int = 24
     hint_sentences: int = 1  # compound hints: 1…S training-family sentences (richer distractor space)
     sft_compound_solves: bool = False  # SFT solves under compound hints too (default: single-sentence, the spec's)
+    adv_share: float = 1 / 3  # the Adversary's share of the token weight; clean and hinted split the rest equally
     c_inv: float = 0.1
     variant: str = "clipped"
     drop_counts_format_fail: bool = True
@@ -71,7 +72,17 @@ class SeirenesConfig:
             c_inv=self.c_inv,
             variant=self.variant,
             drop_counts_format_fail=self.drop_counts_format_fail,
+            shares=self.shares(),
         )
+
+    def shares(self) -> tuple[float, float, float]:
+        """Token-weight shares (clean, hinted, adv); 1/3 keeps the exact equal split of the spec."""
+        a = float(self.adv_share)
+        if not 0.0 < a < 1.0:
+            raise ValueError(f"adv_share must lie in (0, 1), got {a}")
+        if abs(a - 1 / 3) < 1e-12:
+            return (1 / 3, 1 / 3, 1 / 3)
+        return ((1 - a) / 2, (1 - a) / 2, a)
 
     def grpo(self, seed: int) -> GRPOConfig:
         return GRPOConfig(

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+import pytest
 import torch
 
 from compute.core.lm.model import LMConfig, TinyLM
@@ -86,6 +87,26 @@ def test_role_shares_equal():
     sums = [float((w * mask)[[i for i, x in enumerate(roles) if x == r]].sum()) for r in ROLES]
     assert all(abs(s - mask.sum() / 3) < 1e-5 for s in sums)
     assert abs(float((w * mask).sum()) - float(mask.sum())) < 1e-4
+
+
+def test_adv_share_splits_the_token_weight():
+    """adv_share a: the Adversary's tokens carry a of the weight, clean and hinted (1 − a)/2 each; 1/3 is exact."""
+    from compute.seirenes.config import SeirenesConfig
+
+    assert SeirenesConfig().selfplay("seirenes").shares == SelfPlayConfig().shares == (1 / 3, 1 / 3, 1 / 3)
+    roles = ["solve", "solve", "hinted", "adv", "adv", "adv"]
+    mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]])
+    shares = SeirenesConfig(adv_share=0.1).selfplay("seirenes").shares
+    assert shares == pytest.approx((0.45, 0.45, 0.1))
+    w = role_weights(roles, mask, shares)
+    sums = [float((w * mask)[[i for i, x in enumerate(roles) if x == r]].sum()) for r in ROLES]
+    n = float(mask.sum())
+    assert sums == pytest.approx([0.45 * n, 0.45 * n, 0.1 * n], abs=1e-4)
+    # without Adversary tokens (the static arm) the two solve roles split everything equally whatever a is
+    w = role_weights(roles[:3], mask[:3], shares)
+    assert float((w * mask[:3])[:2].sum()) == pytest.approx(float((w * mask[:3])[2].sum()), abs=1e-5)
+    with pytest.raises(ValueError):
+        SeirenesConfig(adv_share=1.0).shares()
 
 
 def test_reduction_to_plain_grpo_with_K0():
