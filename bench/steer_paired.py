@@ -1,0 +1,102 @@
+"""Paired seed-by-seed comparison of two E1 methods (default: STEER against always-CoT) on one checkpoint.
+
+    PYTHONPATH=. .venv/bin/python bench/steer_paired.py OUT_DIR [OUT_DIR ...] [--pairs FILE] [--margin 0.01]
+
+Reads the JSON summaries ``bench/steer_rl.py`` wrote, pairs the two methods by seed, and adds the rows of
+``--pairs`` (a JSON list, or an object whose "pairs" is one, of ``{"seed", "a_pdms", "b_pdms", "a_epdms", "b_epdms"}``, for seeds whose JSON files were
+not kept).  For PDMS and EPDMS-lite it prints each seed's difference A − B, the mean, the sample sd, the 95 %
+Student-t interval, the one-sided non-inferiority test of H0: mean ≤ −margin (t and p), and the exact sign-flip
+(permutation) p-value of H0: mean = 0.  Non-inferiority at the margin is shown when the interval's lower end is
+above −margin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+
+def load(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
+    runs: dict[tuple[str, int], dict] = {}
+    for d in dirs:
+        for path in Path(d).glob("*.json"):
+            blob = json.loads(path.read_text())
+            runs[(blob["params"]["method"], int(blob["params"]["seed"]))] = blob["summary"]
+    out = {}
+    for (m, seed), s in runs.items():
+        if m == a and (b, seed) in runs:
+            t = runs[(b, seed)]
+            out[seed] = {"a_pdms": s["pdms"], "b_pdms": t["pdms"], "a_epdms": s["epdms"], "b_epdms": t["epdms"]}
+    return out
+
+
+def sign_flip_p(d: np.ndarray) -> float:
+    """Exact two-sided p of the paired sign-flip test (all 2^n sign patterns)."""
+    obs = abs(d.mean())
+    means = [abs((d * np.array(s)).mean()) for s in itertools.product((1, -1), repeat=len(d))]
+    return float(np.mean(np.array(means) >= obs - 1e-12))
+
+
+def summarize(d: np.ndarray, margin: float) -> dict[str, float]:
+    n = len(d)
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    se = sd / np.sqrt(n)
+    q = stats.t.ppf(0.975, n - 1)
+    t_ni = (mean + margin) / se
+    return {
+        "n": n,
+        "mean": mean,
+        "sd": sd,
+        "ci_lo": mean - q * se,
+        "ci_hi": mean + q * se,
+        "t_noninf": t_ni,
+        "p_noninf": float(stats.t.sf(t_ni, n - 1)),
+        "p_signflip": sign_flip_p(d),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dirs", nargs="*")
+    ap.add_argument("--pairs", help="JSON file of extra per-seed pairs")
+    ap.add_argument("--a", default="steer")
+    ap.add_argument("--b", default="always_cot")
+    ap.add_argument("--margin", type=float, default=0.01)
+    args = ap.parse_args()
+    rows = load(args.dirs, args.a, args.b)
+    if args.pairs:
+        blob = json.loads(Path(args.pairs).read_text())
+        for r in blob["pairs"] if isinstance(blob, dict) else blob:
+            rows.setdefault(int(r["seed"]), {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")})
+    seeds = sorted(rows)
+    print(f"| seed | {args.a} PDMS | {args.b} PDMS | Δ PDMS | Δ EPDMS-lite |")
+    print("|---|---|---|---|---|")
+    for s in seeds:
+        r = rows[s]
+        print(
+            f"| {s} | {r['a_pdms']:.3f} | {r['b_pdms']:.3f} | {r['a_pdms'] - r['b_pdms']:+.3f} | "
+            f"{r['a_epdms'] - r['b_epdms']:+.3f} |"
+        )
+    print()
+    print(
+        "| metric | n | mean Δ | sd | 95 % t interval | non-inferiority (H0: Δ ≤ −margin) t, p | sign-flip p (Δ = 0) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for key, label in (("pdms", "PDMS"), ("epdms", "EPDMS-lite")):
+        d = np.array([rows[s][f"a_{key}"] - rows[s][f"b_{key}"] for s in seeds])
+        if len(d) < 2:
+            continue
+        m = summarize(d, args.margin)
+        print(
+            f"| {label} | {m['n']} | {m['mean']:+.4f} | {m['sd']:.4f} | [{m['ci_lo']:+.4f}, {m['ci_hi']:+.4f}] | "
+            f"{m['t_noninf']:+.2f}, {m['p_noninf']:.3f} | {m['p_signflip']:.3f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
