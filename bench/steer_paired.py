@@ -3,8 +3,8 @@
     PYTHONPATH=. .venv/bin/python bench/steer_paired.py OUT_DIR [OUT_DIR ...] [--pairs FILE] [--margin 0.01]
 
 Reads the JSON summaries ``bench/steer_rl.py`` wrote, pairs the two methods by seed, and adds the rows of
-``--pairs`` (a JSON list, or an object whose "pairs" is one, of ``{"seed", "a_pdms", "b_pdms", "a_epdms", "b_epdms"}``, for seeds whose JSON files were
-not kept).  For PDMS and EPDMS-lite it prints each seed's difference A − B, the mean, the sample sd, the 95 %
+``--pairs`` (a JSON list, or an object whose "pairs" is one, of ``{"seed", "a_pdms", "b_pdms", "a_epdms",
+"b_epdms"}``, for seeds whose JSON files were not kept).  For PDMS and EPDMS-lite it prints each seed's difference A − B, the mean, the sample sd, the 95 %
 Student-t interval, the one-sided non-inferiority test of H0: mean ≤ −margin (t and p), and the exact sign-flip
 (permutation) p-value of H0: mean = 0.  Non-inferiority at the margin is shown when the interval's lower end is
 above −margin.

@@ -26,7 +26,8 @@ PAPER = Paper(
         "for the Adversary, Reasoner training on clean and hinted trajectories, unchanged verifier and test format. "
         "Design choices (the paper does not publish them): a hint grammar with four training families and two "
         "held-out families, exact validity and leak checks, r_adv = valid·max(0, p̂_clean − p̂_hint) − c_inv·(1 − "
-        "valid), equal role token shares by default (the Adversary share is an option), no KL. See docs/papers/seirenes.md for measured numbers."
+        "valid), equal role token shares by default (the Adversary share is an option), no KL. See "
+        "docs/papers/seirenes.md for measured numbers."
     ),
 )
 
