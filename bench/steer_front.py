@@ -31,6 +31,7 @@ def load(dirs: list[str]) -> list[dict]:
                     "lam": float(p.get("lam", 0.0)) if p["method"] in LAMBDA_METHODS else None,
                     "seed": int(p["seed"]),
                     "epdms": float(s["epdms"]),
+                    "pdms": float(s["pdms"]),
                     "tokens": float(s["tokens"]),
                     "hard": float(s["epdms_hard"]),
                     "cot": (float(s["cot_easy"]), float(s["cot_medium"]), float(s["cot_hard"])),

@@ -19,20 +19,22 @@ from pathlib import Path
 
 import numpy as np
 from scipy import stats
+from steer_front import load  # the sibling script (bench/ is on sys.path when a bench script runs)
 
 
-def load(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
-    runs: dict[tuple[str, int], dict] = {}
-    for d in dirs:
-        for path in Path(d).glob("*.json"):
-            blob = json.loads(path.read_text())
-            runs[(blob["params"]["method"], int(blob["params"]["seed"]))] = blob["summary"]
-    out = {}
-    for (m, seed), s in runs.items():
-        if m == a and (b, seed) in runs:
-            t = runs[(b, seed)]
-            out[seed] = {"a_pdms": s["pdms"], "b_pdms": t["pdms"], "a_epdms": s["epdms"], "b_epdms": t["epdms"]}
-    return out
+def pair(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
+    """Per seed with both methods: their PDMS and EPDMS-lite (runs read by ``steer_front.load``)."""
+    runs = {(r["method"], r["seed"]): r for r in load(dirs)}
+    return {
+        seed: {
+            "a_pdms": r["pdms"],
+            "b_pdms": runs[(b, seed)]["pdms"],
+            "a_epdms": r["epdms"],
+            "b_epdms": runs[(b, seed)]["epdms"],
+        }
+        for (m, seed), r in runs.items()
+        if m == a and (b, seed) in runs
+    }
 
 
 def sign_flip_p(d: np.ndarray) -> float:
@@ -68,7 +70,7 @@ def main() -> None:
     ap.add_argument("--b", default="always_cot")
     ap.add_argument("--margin", type=float, default=0.01)
     args = ap.parse_args()
-    rows = load(args.dirs, args.a, args.b)
+    rows = pair(args.dirs, args.a, args.b)
     if args.pairs:
         blob = json.loads(Path(args.pairs).read_text())
         for r in blob["pairs"] if isinstance(blob, dict) else blob:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from fractions import Fraction
 from typing import Any
 
 from compute.core.rl.trainer import GRPOConfig
@@ -77,12 +78,10 @@ class SeirenesConfig:
 
     def shares(self) -> tuple[float, float, float]:
         """Token-weight shares (clean, hinted, adv); 1/3 keeps the exact equal split of the spec."""
-        a = float(self.adv_share)
-        if not 0.0 < a < 1.0:
-            raise ValueError(f"adv_share must lie in (0, 1), got {a}")
-        if abs(a - 1 / 3) < 1e-12:
-            return (1 / 3, 1 / 3, 1 / 3)
-        return ((1 - a) / 2, (1 - a) / 2, a)
+        a = Fraction(float(self.adv_share)).limit_denominator(10**6)  # 1/3 stays 1/3, so the split is exact
+        if not 0 < a < 1:
+            raise ValueError(f"adv_share must lie in (0, 1), got {float(a)}")
+        return (float((1 - a) / 2), float((1 - a) / 2), float(a))
 
     def grpo(self, seed: int) -> GRPOConfig:
         return GRPOConfig(

@@ -7,6 +7,7 @@ import torch
 
 from compute.core.lm.model import LMConfig, TinyLM
 from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
+from compute.seirenes.config import SeirenesConfig
 from compute.seirenes.plugin import ROLES, Seirenes, SelfPlayConfig, role_weights
 from compute.seirenes.task import SeirenesSFTConfig, make_task
 
@@ -91,8 +92,6 @@ def test_role_shares_equal():
 
 def test_adv_share_splits_the_token_weight():
     """adv_share a: the Adversary's tokens carry a of the weight, clean and hinted (1 − a)/2 each; 1/3 is exact."""
-    from compute.seirenes.config import SeirenesConfig
-
     assert SeirenesConfig().selfplay("seirenes").shares == SelfPlayConfig().shares == (1 / 3, 1 / 3, 1 / 3)
     roles = ["solve", "solve", "hinted", "adv", "adv", "adv"]
     mask = torch.tensor([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]])
