@@ -143,6 +143,16 @@ def _routing() -> list[Any]:
             help="same for every method; 1 = plain token-mean",
             group="Routing",
         ),
+        Float(
+            "cot_weight",
+            1.0,
+            min=0.25,
+            max=8.0,
+            label="CoT content weight κ",
+            help="loss weight on the trace and plan tokens of <think> rollouts (not the route token); "
+            "same for every method; 1 = plain token-mean",
+            group="Routing",
+        ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
         Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
     ]

@@ -43,6 +43,7 @@ class SteerConfig(CheckpointFields):
     metric: str = "epdms"  # reward: EPDMS-lite or PDMS
     oracle_tiers: str = "hard"  # tiers the label-supervised router sends to <think>
     route_weight: float = 1.0  # ω on the route token (every method alike)
+    cot_weight: float = 1.0  # κ on the content tokens of <think> rows (every method alike)
     # RL
     steps: int = 60
     prompts_per_step: int = 16
@@ -97,4 +98,5 @@ class SteerConfig(CheckpointFields):
             route_is=self.route_is,
             oracle_tiers=tuple(t.strip() for t in self.oracle_tiers.split(",") if t.strip()),
             route_weight=self.route_weight,
+            cot_weight=self.cot_weight,
         )

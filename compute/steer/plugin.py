@@ -29,6 +29,11 @@ quota share.
 ``route_weight`` (design, default 1 = neutral, same for every method): ω on the route token in the token-mean
 loss.  Under token-mean aggregation the one route token of a ~20-token response gets 1/Σmask of the loss like any
 content token; ω > 1 speeds up route learning without changing its direction.
+
+``cot_weight`` (design, default 1 = neutral): κ on the content tokens (trace and plan, every position after the
+route token) of the rows that took <think>, every method alike.  STEER spends most late updates on the direct route
+(CoT is ~30 % of its samples once it routes), so the trace-conditioned plans get a smaller share of each Adam step
+than under always-CoT; κ > 1 gives them back a larger share without changing any advantage's sign.
 """
 
 from __future__ import annotations
@@ -135,6 +140,7 @@ class SteerPlugin(Plugin):
         bonus: float = 0.1,
         oracle_tiers: tuple[str, ...] = ("hard",),
         route_weight: float = 1.0,
+        cot_weight: float = 1.0,
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
@@ -143,6 +149,7 @@ class SteerPlugin(Plugin):
         self.method, self.lam, self.beta, self.rollout, self.m_min = method, lam, beta, rollout, m_min
         self.route_is, self.adv_clip, self.bonus, self.oracle_tiers = route_is, adv_clip, bonus, tuple(oracle_tiers)
         self.route_weight = route_weight  # ω on the route token (position 0) in the token-mean loss; 1 = neutral
+        self.cot_weight = cot_weight  # κ on the content tokens of <think> rows; 1 = neutral
         self.sigma = RunningRMS(sigma0, sigma_decay)
         self.step_stats: dict[str, float] = {}
         self.scatter: list[tuple[float, float, str]] = []  # (p_c, Δ, tier) of two-route scenes, last steps
@@ -272,9 +279,12 @@ class SteerPlugin(Plugin):
         return out
 
     def token_weights(self, ctx: LossContext) -> TokenWeights | None:
-        if self.route_weight == 1.0:
+        if self.route_weight == 1.0 and self.cot_weight == 1.0:
             return None
         w = torch.ones_like(ctx.mask)
+        if self.cot_weight != 1.0:
+            think = ctx.state.task.tokenizer.stoi[THINK]
+            w[ctx.batch.response[:, 0] == think, 1:] = self.cot_weight
         w[:, 0] = self.route_weight
         return TokenWeights(weight=w)
 

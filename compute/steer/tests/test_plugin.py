@@ -213,3 +213,26 @@ def test_rel_cot_known_scene_and_round_trip() -> None:
         assert tok.decode(tok.encode(resp)) == resp
         assert parse_plan(resp) == (THINK, an.expert.actions())
     assert "L2" not in cot_rel(s2, analyse(s2).expert)
+
+
+def test_route_and_cot_content_weights() -> None:
+    """ω lands on the route token of every row, κ on the content tokens of <think> rows only, 1 elsewhere."""
+    from types import SimpleNamespace
+
+    from compute.steer.plugin import SteerPlugin
+
+    tok = make_tokenizer()
+    think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+    response = torch.tensor([[think, 5, 6, 7], [direct, 5, 6, 7], [think, 8, 9, 0]])
+    ctx = SimpleNamespace(
+        mask=torch.ones(3, 4),
+        batch=SimpleNamespace(response=response),
+        state=SimpleNamespace(task=SimpleNamespace(tokenizer=tok)),
+    )
+    assert SteerPlugin().token_weights(ctx) is None  # both neutral: plain token-mean
+    w = SteerPlugin(route_weight=4.0, cot_weight=2.5).token_weights(ctx).weight
+    assert torch.equal(w[:, 0], torch.full((3,), 4.0))
+    assert torch.equal(w[0, 1:], torch.full((3,), 2.5)) and torch.equal(w[2, 1:], torch.full((3,), 2.5))
+    assert torch.equal(w[1, 1:], torch.ones(3))
+    w = SteerPlugin(cot_weight=3.0).token_weights(ctx).weight
+    assert torch.equal(w[:, 0], torch.ones(3)) and float(w.sum()) == 3 + 3 * 3 * 2 + 3
