@@ -8,6 +8,10 @@ Reads the JSON summaries ``bench/steer_rl.py`` wrote, pairs the two methods by s
 Student-t interval, the one-sided non-inferiority test of H0: mean ≤ −margin (t and p), and the exact sign-flip
 (permutation) p-value of H0: mean = 0.  Non-inferiority at the margin is shown when the interval's lower end is
 above −margin.
+
+``--a-dir DIR`` pairs a variant run later (method ``--a`` in DIR, e.g. STEER with another option) with the kept
+rows: its values replace A's for the seeds it has, and only those seeds are compared; with ``--against-old-a`` the
+replaced A values become B (the variant against the original method, seed by seed).
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ def pair(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
         for (m, seed), r in runs.items()
         if m == a and (b, seed) in runs
     }
+
+
+def replace_a(row: dict[str, float], run: dict, against_old_a: bool) -> dict[str, float]:
+    """``row`` with A's values taken from ``run``; B becomes the old A when ``against_old_a``."""
+    out = dict(row)
+    if against_old_a:
+        out["b_pdms"], out["b_epdms"] = row["a_pdms"], row["a_epdms"]
+    out["a_pdms"], out["a_epdms"] = run["pdms"], run["epdms"]
+    return out
 
 
 def sign_flip_p(d: np.ndarray) -> float:
@@ -69,14 +82,21 @@ def main() -> None:
     ap.add_argument("--a", default="steer")
     ap.add_argument("--b", default="always_cot")
     ap.add_argument("--margin", type=float, default=0.01)
+    ap.add_argument("--a-dir", help="OUT_DIR of a variant of method A whose runs replace A's values")
+    ap.add_argument("--against-old-a", action="store_true", help="with --a-dir: B is the replaced A")
     args = ap.parse_args()
     rows = pair(args.dirs, args.a, args.b)
     if args.pairs:
         blob = json.loads(Path(args.pairs).read_text())
         for r in blob["pairs"] if isinstance(blob, dict) else blob:
             rows.setdefault(int(r["seed"]), {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")})
+    if args.a_dir:
+        new = {r["seed"]: r for r in load([args.a_dir]) if r["method"] == args.a}
+        rows = {s: replace_a(rows[s], new[s], args.against_old_a) for s in sorted(new) if s in rows}
     seeds = sorted(rows)
-    print(f"| seed | {args.a} PDMS | {args.b} PDMS | Δ PDMS | Δ EPDMS-lite |")
+    a_label = f"{args.a} ({args.a_dir})" if args.a_dir else args.a
+    b_label = args.a if args.a_dir and args.against_old_a else args.b
+    print(f"| seed | {a_label} PDMS | {b_label} PDMS | Δ PDMS | Δ EPDMS-lite |")
     print("|---|---|---|---|---|")
     for s in seeds:
         r = rows[s]
