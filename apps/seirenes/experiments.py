@@ -199,7 +199,8 @@ ARMS = Experiment(
     slug="arms",
     title="E2 + E3 — Arms and transfer attack",
     description=(
-        "(a) GRPO-clean, (b) GRPO with random grammar hints, (c) Seirênes, from the same SFT checkpoint, same steps, "
+        "(a) GRPO-clean, (b) GRPO with random grammar hints, (c) Seirênes, (d) Seirênes with the Adversary frozen at "
+        "SFT (arm frozen_adv), from the same SFT checkpoint, same steps, "
         "equal Reasoner sequences per step; greedy accuracy on clean, training-family, held-out-family and "
         "self-hinted (hints of (c)'s Adversary) suites; the accuracy drop each hint source causes on each frozen model."
     ),
@@ -210,7 +211,9 @@ ARMS = Experiment(
             "arms",
             "clean,static,seirenes",
             max_length=60,
-            pattern=r"^(clean|static|seirenes)(,(clean|static|seirenes))*$",
+            pattern=r"^(clean|static|seirenes|frozen_adv)(,(clean|static|seirenes|frozen_adv))*$",
+            help="comma list of (a) clean, (b) static, (c) seirenes, (d) frozen_adv (Seirênes with the Adversary "
+            "frozen at SFT)",
         ),
         Int("n_seeds", 1, min=1, max=5, label="seeds", group="Evaluation"),
     ],

@@ -13,7 +13,7 @@ from compute.seirenes.task import SeirenesSFTConfig
 
 @dataclass
 class SeirenesConfig:
-    """Declared parameters (spec §3).  ``arms`` is a comma list of clean, static, seirenes."""
+    """Declared parameters (spec §3).  ``arms`` is a comma list of clean, static, seirenes, frozen_adv."""
 
     size: str = "small"
     sft_tokens: int = 1_500_000

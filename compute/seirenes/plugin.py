@@ -11,11 +11,15 @@ Rewards: Reasoner r = 1[correct]; Adversary r_adv = valid·max(0, p̂_clean − 
 hinted, adv) the share s_role of the mini-batch's total token weight: ω = s_role·M/M_role on that role's tokens.
 
 Arms (``mode``): ``seirenes`` (c); ``static`` (b) — K hints drawn uniformly from the grammar, no Adversary rows;
-``clean`` (a) — G + K·G_h clean samples per q (equal Reasoner sequences per step).
+``clean`` (a) — G + K·G_h clean samples per q (equal Reasoner sequences per step); ``frozen_adv`` (d) — as (c) but
+the K hints per question are sampled (T as the rollouts) from a copy of the model taken before the first update
+(the SFT Adversary, frozen), so there are no Adversary rows and no Adversary loss; invalid hints are dropped as in
+(c), and the clean and hinted roles keep their shares of the token weight (renormalised without the Adversary's).
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from compute.core.lm.sampling import generate
 from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
 from compute.seirenes.hints import ROLE_TOKENS, TRAIN_FAMILIES, adversary_reward, check_hint, family_parts, sample_hint
 
@@ -33,7 +38,7 @@ ROLES = ("solve", "hinted", "adv")
 class SelfPlayConfig:
     """Knobs of the bundle (spec §3 E1)."""
 
-    mode: str = "seirenes"  # seirenes | static | clean
+    mode: str = "seirenes"  # seirenes | static | clean | frozen_adv
     G: int = 6
     K: int = 4
     G_h: int = 4
@@ -69,10 +74,32 @@ class Seirenes(Plugin):
     def __init__(self, cfg: SelfPlayConfig | None = None) -> None:
         self.cfg = cfg or SelfPlayConfig()
         self.log: list[dict[str, Any]] = []  # per-step records for the dashboard
+        self.frozen: Any = None  # arm (d): the Adversary's model, copied before the first update
+
+    @torch.no_grad()
+    def frozen_hint_texts(self, problems: list[Any], state: Any) -> list[list[str]]:
+        """Arm (d): K decoded Adversary samples per problem from the frozen copy (the trainer's generator, T and
+        max_new, so the hints are drawn as (c)'s Adversary rows are)."""
+        task, c = state.task, self.cfg
+        tok = task.tokenizer
+        g = generate(
+            self.frozen,
+            [task.prompt(p, "adv") for p in problems],
+            n=c.K,
+            temperature=state.cfg.temperature,
+            max_new=state.cfg.max_new,
+            eos_id=tok.eos_id,
+            pad_id=tok.pad_id,
+            generator=state.generator,
+        )
+        texts = [tok.decode(g.response[r][g.response_mask[r] > 0].tolist()) for r in range(len(g.response))]
+        return [texts[q * c.K : (q + 1) * c.K] for q in range(len(problems))]
 
     # -- rollouts ---------------------------------------------------------------------------------
     def plan_rollouts(self, specs: list[RolloutSpec], state: Any) -> list[RolloutSpec]:
         c, task, s = self.cfg, state.task, state.step
+        if c.mode == "frozen_adv" and self.frozen is None:
+            self.frozen = copy.deepcopy(state.model).eval()
         if state.phase == 0:
             out = []
             for i, sp in enumerate(specs):
@@ -91,14 +118,16 @@ class Seirenes(Plugin):
         problems = state.extra["seirenes_problems"]
         adv_rows: list[dict[str, Any]] = []
         out = []
-        if c.mode == "seirenes":
-            b = state.rollouts[0]
+        if c.mode in ("seirenes", "frozen_adv"):
+            if c.mode == "seirenes":
+                b = state.rollouts[0]
+                drafts = [(b.specs[r].meta["q"], b.texts[r]) for r, role in enumerate(b.roles) if role == "adv"]
+            else:
+                texts = self.frozen_hint_texts(problems, state)
+                drafts = [(q, t) for q, ts in enumerate(texts) for t in ts]
             per_q: Counter[int] = Counter()
-            for r, role in enumerate(b.roles):
-                if role != "adv":
-                    continue
-                q = b.specs[r].meta["q"]
-                ok, fam, body = check_hint(b.texts[r], int(b.problems[r].answer), c.max_hint_tokens, c.max_sentences)
+            for q, text in drafts:
+                ok, fam, body = check_hint(text, int(problems[q].answer), c.max_hint_tokens, c.max_sentences)
                 k = per_q[q]
                 per_q[q] += 1
                 adv_rows.append({"q": q, "k": k, "valid": ok, "family": fam, "hint": body})
@@ -157,12 +186,13 @@ class Seirenes(Plugin):
         out = rewards.clone()
         recs = state.extra.get("seirenes_adv", [])
         adv_r = []
-        for r, rec in zip(adv_idx, recs, strict=False):
+        for rec in recs:  # arm (d) has no Adversary rows: its hints' rewards are recorded, never trained on
             ph = p_hint.get((rec["q"], rec["k"]), float("nan"))
             val = adversary_reward(p_clean.get(rec["q"], 0.0), ph, rec["valid"], c.c_inv, c.variant)
             rec.update(p_clean=p_clean.get(rec["q"], 0.0), p_hint=ph, reward=val)
-            out[r] = val
             adv_r.append(val)
+        for r, val in zip(adv_idx, adv_r, strict=False):
+            out[r] = val
         # per-step statistics (read by on_step_end)
         groups = {}
         for r in range(len(out)):
@@ -196,7 +226,7 @@ class Seirenes(Plugin):
 
     # -- loss -------------------------------------------------------------------------------------
     def token_weights(self, ctx: LossContext) -> TokenWeights | None:
-        if self.cfg.mode != "seirenes":
+        if self.cfg.mode not in ("seirenes", "frozen_adv"):
             return None
         return TokenWeights(weight=role_weights(ctx.roles, ctx.mask, self.cfg.shares))
 

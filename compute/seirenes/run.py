@@ -21,7 +21,12 @@ from compute.seirenes.hints import TRAIN_FAMILIES
 from compute.seirenes.plugin import Seirenes
 from compute.seirenes.task import load_or_build
 
-ARM_LABEL = {"clean": "(a) GRPO-clean", "static": "(b) GRPO-static", "seirenes": "(c) Seirênes"}
+ARM_LABEL = {
+    "clean": "(a) GRPO-clean",
+    "static": "(b) GRPO-static",
+    "seirenes": "(c) Seirênes",
+    "frozen_adv": "(d) frozen Adversary",
+}
 
 
 def _setup(params: dict[str, Any]) -> SeirenesConfig:
@@ -141,7 +146,7 @@ def selfplay_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
 
 
 def arm_trainer(cfg: SeirenesConfig, sft_model: Any, task: Any, arm: str, seed: int) -> GRPOTrainer:
-    """A GRPO trainer for one arm (clean, static or seirenes) on a private copy of the SFT model, torch seeded."""
+    """A GRPO trainer for one arm (clean, static, seirenes or frozen_adv) on a private copy of the SFT model, torch seeded."""
     torch.manual_seed(seed)
     return GRPOTrainer(copy.deepcopy(sft_model), task, cfg.grpo(seed), [Seirenes(cfg.selfplay(arm))])
 
@@ -226,13 +231,17 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
     )
     by = {d["arm"]: d for d in agg}
     summary: dict[str, Any] = {"n_seeds": cfg.n_seeds, "steps": cfg.steps}
-    a, b, c = (by.get(ARM_LABEL[x]) for x in ("clean", "static", "seirenes"))
+    a, b, c, d = (by.get(ARM_LABEL[x]) for x in ("clean", "static", "seirenes", "frozen_adv"))
     if a and c:
         summary["gain_c_minus_a_heldout_pts"] = 100 * (c["heldout"] - a["heldout"])
         summary["gain_c_minus_a_selfhinted_pts"] = 100 * (c["self_hinted"] - a["self_hinted"])
         summary["clean_c_minus_a_pts"] = 100 * (c["clean"] - a["clean"])
     if b and c:
         summary["gain_c_minus_b_heldout_pts"] = 100 * (c["heldout"] - b["heldout"])
+    if c and d:
+        summary["gain_c_minus_d_heldout_pts"] = 100 * (c["heldout"] - d["heldout"])
+    if a and d:
+        summary["gain_d_minus_a_heldout_pts"] = 100 * (d["heldout"] - a["heldout"])
     if "seirenes" in arms and "clean" in arms:
         n_ca = max(1, cnt[("clean", "seirenes_adv")])
         summary["drop_a_under_c_hints_pts"] = 100 * mat[("clean", "seirenes_adv")] / n_ca

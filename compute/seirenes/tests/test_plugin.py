@@ -198,3 +198,40 @@ def test_compound_hints_in_static_and_selfplay_bundles():
     assert any(r["valid"] for r in recs)
     assert sum(r == "hinted" for r in batch.roles) == sum(r["valid"] for r in recs) * 2
     assert tr.state.extra["seirenes_stats"]["selfplay/sentences_per_hint"] == 2.0
+
+
+def test_frozen_adversary_arm():
+    """Arm (d): hints come from a copy taken before the first update (no Adversary rows, no Adversary loss); the
+    copy stays at the start when the trained model moves; groups = Q clean + one per valid hint."""
+    sp = SelfPlayConfig(mode="frozen_adv", G=2, K=2, G_h=2)
+    tr = _trainer(sp)
+    plug = tr.chain.plugins[0]
+    start = {k: v.clone() for k, v in tr.model.state_dict().items()}
+    raw = plug.frozen_hint_texts  # bound later, once the copy exists
+    calls = []
+
+    def texts(problems, state):
+        out = raw(problems, state)  # the untrained copy really samples K texts per problem
+        assert [len(t) for t in out] == [sp.K] * len(problems)
+        calls.append(len(problems))
+        return [[t[0], "<note> zoe also has 123 pens . <eoh>"] for t in out]
+
+    plug.frozen_hint_texts = texts
+    batch, _ = tr.collect()
+    assert calls == [CFG.prompts_per_step] and "adv" not in batch.roles
+    recs = tr.state.extra["seirenes_adv"]
+    golds = [int(tr.state.extra["seirenes_problems"][r["q"]].answer) for r in recs]
+    n_valid = sum(r["valid"] for r in recs)
+    assert n_valid >= sum(g != 123 for g in golds[1::2])  # the rewritten second hint of each question is valid
+    groups = {int(g) for g in batch.groups}
+    assert len(groups) == CFG.prompts_per_step + n_valid
+    assert len(batch) == CFG.prompts_per_step * sp.G + n_valid * sp.G_h
+    w = plug.token_weights(tr.context(batch, batch.old_logp, batch.old_entropy)).weight
+    m = batch.response_mask
+    solve = [i for i, r in enumerate(batch.roles) if r == "solve"]
+    assert abs(float((w * m)[solve].sum()) - float(m.sum()) / 2) < 1e-3  # clean and hinted split the weight
+    with torch.no_grad():  # an update of the trained model (the untrained micro model's advantages are all 0)
+        for p in tr.model.parameters():
+            p.add_(0.01)
+    assert all(torch.equal(v, plug.frozen.state_dict()[k]) for k, v in start.items())  # the copy stays at the start
+    assert not torch.equal(next(iter(plug.frozen.parameters())), next(iter(tr.model.parameters())))
