@@ -210,7 +210,7 @@ def arms_run(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
             *(["train_compound"] if "train_compound" in fixed else []),
         ):
             v = np.array([r[k] for r in rs], dtype=float)
-            d[k] = float(np.nanmean(v)) if len(v) else float("nan")
+            d[k] = float(np.nanmean(v)) if len(v) and not np.isnan(v).all() else float("nan")  # no (c): no own hints
             d[f"{k}_sd"] = float(np.nanstd(v)) if len(v) > 1 else 0.0
         agg.append(d)
     reporter.table("arms", agg)
