@@ -238,6 +238,8 @@ def policy_name(cfg: SteerConfig) -> str:
     d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_KEY}
     if d["scenes"] == "v1":  # the original scene set: keep the names of the policies saved before the field
         del d["scenes"]
+    if d["cot_weight"] == 1.0:  # neutral κ: the names of the policies saved before the field
+        del d["cot_weight"]
     return f"{cfg.method}-s{cfg.seed}-" + hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 

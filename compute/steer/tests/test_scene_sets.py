@@ -73,6 +73,7 @@ def test_v1_policy_names_are_kept() -> None:
     p.update({"route_weight": 4.0, "steps": 200, "eval_every": 50, "lam": 1e-3, "method": "steer", "seed": 0})
     assert policy_name(SteerConfig.from_params(p)) == "steer-s0-5f9bbf2a4312"
     assert policy_name(SteerConfig.from_params({**p, "scenes": "v2"})) != "steer-s0-5f9bbf2a4312"
+    assert policy_name(SteerConfig.from_params({**p, "cot_weight": 2.0})) != "steer-s0-5f9bbf2a4312"
 
 
 def test_v1_scenes_are_those_of_every_earlier_measurement() -> None:
