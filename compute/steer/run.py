@@ -233,13 +233,16 @@ def route_rl(params: dict[str, Any], reporter: Any) -> dict[str, Any]:
 _NOT_IN_KEY = ("device", "threads")
 
 
+# fields added after policies were saved, with the value every earlier policy implicitly had
+_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"scenes": "v1", "cot_weight": 1.0}
+
+
 def policy_name(cfg: SteerConfig) -> str:
     """``<method>-s<seed>-<hash>``: the hash covers every RL and checkpoint parameter (not device or threads)."""
     d = {k: v for k, v in asdict(cfg).items() if k not in _NOT_IN_KEY}
-    if d["scenes"] == "v1":  # the original scene set: keep the names of the policies saved before the field
-        del d["scenes"]
-    if d["cot_weight"] == 1.0:  # neutral κ: the names of the policies saved before the field
-        del d["cot_weight"]
+    for k, v in _ADDED_FIELD_DEFAULTS.items():  # at its neutral value a later field leaves earlier names unchanged
+        if d[k] == v:
+            del d[k]
     return f"{cfg.method}-s{cfg.seed}-" + hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 
