@@ -19,6 +19,32 @@ def grammar_suite(problems: list[Problem], families: tuple[str, ...], seed: int)
 
 
 @torch.no_grad()
+def adversary_texts(
+    model: TinyLM,
+    task: SeirenesTask,
+    problems: list[Problem],
+    n: int,
+    temperature: float,
+    max_new: int,
+    generator: torch.Generator,
+) -> list[list[str]]:
+    """``n`` decoded samples of ``model``'s Adversary role per problem (``<adv> Q → hint <eoh>``)."""
+    tok = task.tokenizer
+    g = generate(
+        model,
+        [task.prompt(p, "adv") for p in problems],
+        n=n,
+        temperature=temperature,
+        max_new=max_new,
+        eos_id=tok.eos_id,
+        pad_id=tok.pad_id,
+        generator=generator,
+    )
+    texts = [tok.decode(g.response[r][g.response_mask[r] > 0].tolist()) for r in range(len(g.response))]
+    return [texts[i * n : (i + 1) * n] for i in range(len(problems))]
+
+
+@torch.no_grad()
 def adversary_suite(
     model: TinyLM,
     task: SeirenesTask,
@@ -30,24 +56,12 @@ def adversary_suite(
 ) -> tuple[list[str], float]:
     """Hints written by ``model``'s Adversary role (T = 1, first valid of ``tries`` samples; a random training-
     family hint when none is valid).  Returns the hints and the fraction that came from the Adversary."""
-    tok = task.tokenizer
-    g = generate(
-        model,
-        [task.prompt(p, "adv") for p in problems],
-        n=tries,
-        temperature=1.0,
-        max_new=max_tokens + 2,
-        eos_id=tok.eos_id,
-        pad_id=tok.pad_id,
-        generator=torch.Generator().manual_seed(seed),
-    )
+    texts = adversary_texts(model, task, problems, tries, 1.0, max_tokens + 2, torch.Generator().manual_seed(seed))
     rng = np.random.default_rng(seed)
     hints, own = [], 0
     for i, p in enumerate(problems):
         body = None
-        for j in range(tries):
-            r = i * tries + j
-            text = tok.decode(g.response[r][g.response_mask[r] > 0].tolist())
+        for text in texts[i]:
             ok, _, b = check_hint(text, int(p.answer), max_tokens, max_sentences)
             if ok:
                 body = b
@@ -84,4 +98,4 @@ def suites(problems: list[Problem], seed: int, max_sentences: int = 1) -> dict[s
     return out
 
 
-__all__ = ["EOH", "accuracy", "adversary_suite", "grammar_suite", "suites"]
+__all__ = ["EOH", "accuracy", "adversary_suite", "adversary_texts", "grammar_suite", "suites"]

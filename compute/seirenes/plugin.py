@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from compute.core.lm.sampling import generate
 from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
+from compute.seirenes.evaluate import adversary_texts
 from compute.seirenes.hints import ROLE_TOKENS, TRAIN_FAMILIES, adversary_reward, check_hint, family_parts, sample_hint
 
 ROLES = ("solve", "hinted", "adv")
@@ -76,24 +76,13 @@ class Seirenes(Plugin):
         self.log: list[dict[str, Any]] = []  # per-step records for the dashboard
         self.frozen: Any = None  # arm (d): the Adversary's model, copied before the first update
 
-    @torch.no_grad()
     def frozen_hint_texts(self, problems: list[Any], state: Any) -> list[list[str]]:
         """Arm (d): K decoded Adversary samples per problem from the frozen copy (the trainer's generator, T and
         max_new, so the hints are drawn as (c)'s Adversary rows are)."""
-        task, c = state.task, self.cfg
-        tok = task.tokenizer
-        g = generate(
-            self.frozen,
-            [task.prompt(p, "adv") for p in problems],
-            n=c.K,
-            temperature=state.cfg.temperature,
-            max_new=state.cfg.max_new,
-            eos_id=tok.eos_id,
-            pad_id=tok.pad_id,
-            generator=state.generator,
+        cfg = state.cfg
+        return adversary_texts(
+            self.frozen, state.task, problems, self.cfg.K, cfg.temperature, cfg.max_new, state.generator
         )
-        texts = [tok.decode(g.response[r][g.response_mask[r] > 0].tolist()) for r in range(len(g.response))]
-        return [texts[q * c.K : (q + 1) * c.K] for q in range(len(problems))]
 
     # -- rollouts ---------------------------------------------------------------------------------
     def plan_rollouts(self, specs: list[RolloutSpec], state: Any) -> list[RolloutSpec]:
