@@ -3,7 +3,7 @@
     PYTHONPATH=. .venv/bin/python bench/steer_paired.py OUT_DIR [OUT_DIR ...] [--pairs FILE] [--margin 0.01]
 
 Reads the JSON summaries ``bench/steer_rl.py`` wrote, pairs the two methods by seed, and adds the rows of
-``--pairs`` (a JSON list, or an object whose "pairs" is one, of ``{"seed", "a_pdms", "b_pdms", "a_epdms",
+``--pairs`` (a JSON list, or an object whose "pairs", or ``--pairs-key``, is one, of ``{"seed", "a_pdms", "b_pdms", "a_epdms",
 "b_epdms"}``, for seeds whose JSON files were not kept).  For PDMS and EPDMS-lite it prints each seed's difference A − B, the mean, the sample sd, the 95 %
 Student-t interval, the one-sided non-inferiority test of H0: mean ≤ −margin (t and p), and the exact sign-flip
 (permutation) p-value of H0: mean = 0.  Non-inferiority at the margin is shown when the interval's lower end is
@@ -79,6 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("dirs", nargs="*")
     ap.add_argument("--pairs", help="JSON file of extra per-seed pairs")
+    ap.add_argument("--pairs-key", default="pairs", help="which list of an object --pairs file to read")
     ap.add_argument("--a", default="steer")
     ap.add_argument("--b", default="always_cot")
     ap.add_argument("--margin", type=float, default=0.01)
@@ -88,7 +89,7 @@ def main() -> None:
     rows = pair(args.dirs, args.a, args.b)
     if args.pairs:
         blob = json.loads(Path(args.pairs).read_text())
-        for r in blob["pairs"] if isinstance(blob, dict) else blob:
+        for r in blob[args.pairs_key] if isinstance(blob, dict) else blob:
             rows.setdefault(int(r["seed"]), {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")})
     if args.a_dir:
         new = {r["seed"]: r for r in load([args.a_dir]) if r["method"] == args.a}
