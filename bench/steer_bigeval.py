@@ -1,0 +1,94 @@
+"""Re-evaluate the saved final policies of ``bench/steer_rl.py`` runs on more held-out scenes, scene by scene.
+
+    PYTHONPATH=. .venv/bin/python bench/steer_bigeval.py OUT_DIR [N=2000] [--pair steer always_cot]
+
+For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's saved policy and scores it greedily on
+the first N held-out scenes of the run's seed: the same scene stream as the run's own final evaluation (its first
+``n_eval_final`` scenes are the run's scenes, which the script checks against the run's recorded PDMS), and the
+method's own route (forced CoT/direct for always/never-CoT, the router otherwise), as ``route_rl`` evaluates it.
+Per-scene PDMS / EPDMS-lite / tier / route go to ``OUT_DIR/big<N>_<method>_s<seed>.json``.  With ``--pair A B`` it
+then prints, per seed with both, A − B on the run's scenes and on all N scenes, and the evaluation standard error of
+the paired difference (per-scene sd / √scenes): how much of the seed-to-seed spread is scene sampling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from compute.core.runtime import seed_everything
+from compute.steer.config import SteerConfig
+from compute.steer.evaluate import rollout_eval
+from compute.steer.inspector import load_policy
+from compute.steer.run import FORCED, final_problems
+
+
+def evaluate(run_path: Path, n: int) -> dict:
+    blob = json.loads(run_path.read_text())
+    params, summary = blob["params"], blob["summary"]
+    torch.set_num_threads(1)
+    cfg = SteerConfig.from_params({**params, "n_eval_final": n})
+    seed_everything(cfg.seed)
+    model, task, _ = load_policy(summary["policy"], "data")
+    task.metric = cfg.metric
+    problems = final_problems(cfg, task)
+    t0 = time.time()
+    rows = rollout_eval(model, task, problems, FORCED.get(params["method"]), cfg.max_new)
+    k = int(summary["n_eval_final"])
+    pdms = np.array([r["pdms"] for r in rows])
+    check = float(pdms[:k].mean())
+    if abs(check - summary["pdms"]) > 1e-9:
+        raise SystemExit(f"{run_path.name}: first {k} scenes give PDMS {check} but the run recorded {summary['pdms']}")
+    return {
+        "method": params["method"],
+        "seed": params["seed"],
+        "policy": summary["policy"],
+        "n_run": k,
+        "pdms": float(pdms.mean()),
+        "epdms": float(np.mean([r["epdms"] for r in rows])),
+        "tokens": float(np.mean([r["tokens"] for r in rows])),
+        "scenes": {key: [r[key] for r in rows] for key in ("pdms", "epdms", "tier", "route", "tokens")},
+        "wall_s": time.time() - t0,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("n", nargs="?", type=int, default=2000)
+    ap.add_argument("--pair", nargs=2, metavar=("A", "B"))
+    args = ap.parse_args()
+    out = Path(args.out)
+    res = {}
+    for f in sorted(out.glob("*_s*.json")):
+        if f.name.startswith("big"):
+            continue
+        dst = out / f"big{args.n}_{f.name}"
+        if not dst.exists():
+            dst.write_text(json.dumps(evaluate(f, args.n)))
+        r = json.loads(dst.read_text())
+        res[(r["method"], r["seed"])] = r
+        print(f"{f.name}: PDMS {r['pdms']:.4f} on {args.n} scenes ({r['tokens']:.1f} tokens)", flush=True)
+    if not args.pair:
+        return
+    a, b = args.pair
+    print(f"\n| seed | {a} − {b}, run's scenes | on {args.n} scenes | eval SE ({args.n}) | eval SE (run's) |")
+    print("|---|---|---|---|---|")
+    for (m, seed), ra in sorted(res.items(), key=lambda kv: kv[0][1]):
+        if m != a or (b, seed) not in res:
+            continue
+        d = np.array(ra["scenes"]["pdms"]) - np.array(res[(b, seed)]["scenes"]["pdms"])
+        k = ra["n_run"]
+        print(
+            f"| {seed} | {d[:k].mean():+.4f} | {d.mean():+.4f} | {d.std(ddof=1) / np.sqrt(len(d)):.4f} | "
+            f"{d[:k].std(ddof=1) / np.sqrt(k):.4f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
