@@ -6,7 +6,8 @@ For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's save
 the first N held-out scenes of the run's seed: the same scene stream as the run's own final evaluation (its first
 ``n_eval_final`` scenes are the run's scenes, which the script checks against the run's recorded PDMS), and the
 method's own route (forced CoT/direct for always/never-CoT, the router otherwise), as ``route_rl`` evaluates it.
-Per-scene PDMS / EPDMS-lite / tier / route go to ``OUT_DIR/big<N>_<method>_s<seed>.json``.  With ``--pair A B`` it
+Per-scene PDMS / EPDMS-lite / tier / route go to ``OUT_DIR/big<N>/<method>_s<seed>.json`` (a subfolder, so
+``steer_front.py`` and ``steer_paired.py`` still read OUT_DIR as runs only).  With ``--pair A B`` it
 then prints, per seed with both, A − B on the run's scenes and on all N scenes, and the evaluation standard error of
 the paired difference (per-scene sd / √scenes): how much of the seed-to-seed spread is scene sampling.
 """
@@ -64,11 +65,10 @@ def main() -> None:
     ap.add_argument("--pair", nargs=2, metavar=("A", "B"))
     args = ap.parse_args()
     out = Path(args.out)
+    (out / f"big{args.n}").mkdir(exist_ok=True)
     res = {}
     for f in sorted(out.glob("*_s*.json")):
-        if f.name.startswith("big"):
-            continue
-        dst = out / f"big{args.n}_{f.name}"
+        dst = out / f"big{args.n}" / f.name
         if not dst.exists():
             dst.write_text(json.dumps(evaluate(f, args.n)))
         r = json.loads(dst.read_text())
