@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/steer_bigeval.py OUT_DIR [N=2000] [--pair steer always_cot]
 
-For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's saved policy and scores it greedily on
+For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's saved policy and scores it greedily (deterministic: no seeding needed) on
 the first N held-out scenes of the run's seed: the same scene stream as the run's own final evaluation (its first
 ``n_eval_final`` scenes are the run's scenes, which the script checks against the run's recorded PDMS), and the
 method's own route (forced CoT/direct for always/never-CoT, the router otherwise), as ``route_rl`` evaluates it.
@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from compute.core.runtime import seed_everything
 from compute.steer.config import SteerConfig
 from compute.steer.evaluate import rollout_eval
 from compute.steer.inspector import load_policy
@@ -34,8 +34,7 @@ def evaluate(run_path: Path, n: int) -> dict:
     params, summary = blob["params"], blob["summary"]
     torch.set_num_threads(1)
     cfg = SteerConfig.from_params({**params, "n_eval_final": n})
-    seed_everything(cfg.seed)
-    model, task, _ = load_policy(summary["policy"], "data")
+    model, task, _ = load_policy(summary["policy"], os.environ.get("STEER_DATA_DIR", "data"))  # as steer_rl.py
     task.metric = cfg.metric
     problems = final_problems(cfg, task)
     t0 = time.time()
