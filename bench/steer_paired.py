@@ -12,6 +12,9 @@ above −margin.
 ``--a-dir DIR`` pairs a variant run later (method ``--a`` in DIR, e.g. STEER with another option) with the kept
 rows: its values replace A's for the seeds it has, and only those seeds are compared; with ``--against-old-a`` the
 replaced A values become B (the variant against the original method, seed by seed).
+
+``--pool FILE:KEY`` (repeatable) adds the rows of another list (e.g. another build's) as separate pairs, never merged
+with the others by seed, labelled ``FILE_STEM:KEY/seed``: one analysis over several builds or batches.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def main() -> None:
     ap.add_argument("--margin", type=float, default=0.01)
     ap.add_argument("--a-dir", help="OUT_DIR of a variant of method A whose runs replace A's values")
     ap.add_argument("--against-old-a", action="store_true", help="with --a-dir: B is the replaced A")
+    ap.add_argument("--pool", action="append", default=[], help="FILE:KEY of more pairs, kept apart (repeatable)")
     args = ap.parse_args()
     rows = pair(args.dirs, args.a, args.b)
     if args.pairs:
@@ -94,7 +98,14 @@ def main() -> None:
     if args.a_dir:
         new = {r["seed"]: r for r in load([args.a_dir]) if r["method"] == args.a}
         rows = {s: replace_a(rows[s], new[s], args.against_old_a) for s in sorted(new) if s in rows}
-    seeds = sorted(rows)
+    keys: list = sorted(rows)
+    for item in args.pool:
+        file, _, key = item.rpartition(":")
+        for r in json.loads(Path(file).read_text())[key]:
+            label = f"{Path(file).stem}:{key}/{int(r['seed'])}"
+            rows[label] = {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")}
+            keys.append(label)
+    seeds = keys
     a_label = f"{args.a} ({args.a_dir})" if args.a_dir else args.a
     b_label = args.a if args.a_dir and args.against_old_a else args.b
     print(f"| seed | {a_label} PDMS | {b_label} PDMS | Δ PDMS | Δ EPDMS-lite |")
