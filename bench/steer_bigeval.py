@@ -10,6 +10,12 @@ Per-scene PDMS / EPDMS-lite / tier / route go to ``OUT_DIR/big<N>/<method>_s<see
 ``steer_front.py`` and ``steer_paired.py`` still read OUT_DIR as runs only).  With ``--pair A B`` it
 then prints, per seed with both, A − B on the run's scenes and on all N scenes, and the evaluation standard error of
 the paired difference (per-scene sd / √scenes): how much of the seed-to-seed spread is scene sampling.
+
+``--force cot`` / ``--force direct`` (a route audit) scores every policy with that route forced on every scene instead
+(``OUT_DIR/big<N>_<route>/``; ``--method M`` limits it to M's runs; no check against the run's value, which used the policy's own route).  With
+``--audit A B`` it then prints, per seed and hidden tier, A's forced-route PDMS beside B's own, and A's oracle (the
+better of A's two forced routes per scene, when both were scored): how much of A − B is in the plans under a route
+rather than in the route choice.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ from compute.steer.config import SteerConfig
 from compute.steer.evaluate import rollout_eval
 from compute.steer.inspector import load_policy
 from compute.steer.run import FORCED, final_problems
+from compute.steer.scenes import TIERS
+from compute.steer.traces import DIRECT, THINK
 
 
-def evaluate(run_path: Path, n: int) -> dict:
+def evaluate(run_path: Path, n: int, force: str | None = None) -> dict:
     blob = json.loads(run_path.read_text())
     params, summary = blob["params"], blob["summary"]
     torch.set_num_threads(1)
@@ -38,11 +46,12 @@ def evaluate(run_path: Path, n: int) -> dict:
     task.metric = cfg.metric
     problems = final_problems(cfg, task)
     t0 = time.time()
-    rows = rollout_eval(model, task, problems, FORCED.get(params["method"]), cfg.max_new)
+    route = {"cot": THINK, "direct": DIRECT}[force] if force else FORCED.get(params["method"])
+    rows = rollout_eval(model, task, problems, route, cfg.max_new)
     k = int(summary["n_eval_final"])
     pdms = np.array([r["pdms"] for r in rows])
     check = float(pdms[:k].mean())
-    if abs(check - summary["pdms"]) > 1e-9:
+    if force is None and abs(check - summary["pdms"]) > 1e-9:
         raise SystemExit(f"{run_path.name}: first {k} scenes give PDMS {check} but the run recorded {summary['pdms']}")
     return {
         "method": params["method"],
@@ -57,19 +66,52 @@ def evaluate(run_path: Path, n: int) -> dict:
     }
 
 
+def audit(out: Path, n: int, a: str, b: str) -> None:
+    """Per seed and tier: B's own PDMS, A's own, A with CoT forced, A with direct forced, A's per-scene oracle."""
+
+    def scenes(sub: str, name: str) -> dict | None:
+        path = out / sub / name
+        return json.loads(path.read_text())["scenes"] if path.exists() else None
+
+    print(f"| seed | tier | n | {b} | {a} | {a}, CoT forced | {a}, direct forced | {a}, oracle route | {a} CoT share |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for f in sorted((out / f"big{n}").glob(f"{a}_s*.json")):
+        own_b = scenes(f"big{n}", f.name.replace(f"{a}_", f"{b}_", 1))
+        own_a, cot, dire = scenes(f"big{n}", f.name), scenes(f"big{n}_cot", f.name), scenes(f"big{n}_direct", f.name)
+        if own_b is None or cot is None:
+            continue
+        seed = f.stem.rsplit("_s", 1)[1]
+        tiers = np.array(own_a["tier"])
+        for tier in [*TIERS, "all"]:
+            m = np.ones(len(tiers), bool) if tier == "all" else tiers == tier
+            vals = [np.array(own_b["pdms"])[m], np.array(own_a["pdms"])[m], np.array(cot["pdms"])[m]]
+            vals.append(np.array(dire["pdms"])[m] if dire else None)
+            vals.append(np.maximum(vals[2], vals[3]) if dire else None)
+            share = np.mean(np.array(own_a["route"])[m] == THINK)
+            cells = " | ".join("–" if v is None else f"{v.mean():.4f}" for v in vals)
+            print(f"| {seed} | {tier} | {int(m.sum())} | {cells} | {share:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("n", nargs="?", type=int, default=2000)
     ap.add_argument("--pair", nargs=2, metavar=("A", "B"))
+    ap.add_argument("--force", choices=("cot", "direct"), help="score every policy with this route forced")
+    ap.add_argument("--method", help="only the runs of this method")
+    ap.add_argument("--audit", nargs=2, metavar=("A", "B"), help="A's forced routes against B's own (no scoring)")
     args = ap.parse_args()
     out = Path(args.out)
-    (out / f"big{args.n}").mkdir(exist_ok=True)
+    if args.audit:
+        audit(out, args.n, *args.audit)
+        return
+    sub = f"big{args.n}" + (f"_{args.force}" if args.force else "")
+    (out / sub).mkdir(exist_ok=True)
     res = {}
-    for f in sorted(out.glob("*_s*.json")):
-        dst = out / f"big{args.n}" / f.name
+    for f in sorted(out.glob(f"{args.method or '*'}_s*.json")):
+        dst = out / sub / f.name
         if not dst.exists():
-            dst.write_text(json.dumps(evaluate(f, args.n)))
+            dst.write_text(json.dumps(evaluate(f, args.n, args.force)))
         r = json.loads(dst.read_text())
         res[(r["method"], r["seed"])] = r
         print(f"{f.name}: PDMS {r['pdms']:.4f} on {args.n} scenes ({r['tokens']:.1f} tokens)", flush=True)
