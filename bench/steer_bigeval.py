@@ -12,7 +12,8 @@ then prints, per seed with both, A − B on the run's scenes and on all N scenes
 the paired difference (per-scene sd / √scenes): how much of the seed-to-seed spread is scene sampling.
 
 ``--force cot`` / ``--force direct`` (a route audit) scores every policy with that route forced on every scene instead
-(``OUT_DIR/big<N>_<route>/``; ``--method M`` limits it to M's runs; no check against the run's value, which used the policy's own route).  With
+(``OUT_DIR/big<N>_<route>/``; no check against the run's value, which used the policy's own route); ``--method M``
+limits a pass to M's runs.  With
 ``--audit A B`` it then prints, per seed and hidden tier, A's forced-route PDMS beside B's own, and A's oracle (the
 better of A's two forced routes per scene, when both were scored): how much of A − B is in the plans under a route
 rather than in the route choice.
