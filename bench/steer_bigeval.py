@@ -2,21 +2,21 @@
 
     PYTHONPATH=. .venv/bin/python bench/steer_bigeval.py OUT_DIR [N=2000] [--pair steer always_cot]
 
-For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's saved policy and scores it greedily (deterministic: no seeding needed) on
-the first N held-out scenes of the run's seed: the same scene stream as the run's own final evaluation (its first
-``n_eval_final`` scenes are the run's scenes, which the script checks against the run's recorded PDMS), and the
-method's own route (forced CoT/direct for always/never-CoT, the router otherwise), as ``route_rl`` evaluates it.
-Per-scene PDMS / EPDMS-lite / tier / route go to ``OUT_DIR/big<N>/<method>_s<seed>.json`` (a subfolder, so
-``steer_front.py`` and ``steer_paired.py`` still read OUT_DIR as runs only).  With ``--pair A B`` it
-then prints, per seed with both, A − B on the run's scenes and on all N scenes, and the evaluation standard error of
-the paired difference (per-scene sd / √scenes): how much of the seed-to-seed spread is scene sampling.
+For each run JSON in OUT_DIR (``<method>_s<seed>.json``) it loads the run's saved policy and scores it greedily
+(deterministic: no seeding needed) on the first N held-out scenes of the run's seed: the same scene stream as the
+run's own final evaluation (its first ``n_eval_final`` scenes are the run's scenes, which the script checks against
+the run's recorded PDMS), and the method's own route (forced CoT/direct for always/never-CoT, the router otherwise),
+as ``route_rl`` evaluates it. Per-scene PDMS / EPDMS-lite / tier / route go to
+``OUT_DIR/big<N>/<method>_s<seed>.json`` (a subfolder, so ``steer_front.py`` and ``steer_paired.py`` still read
+OUT_DIR as runs only). With ``--pair A B`` it then prints, per seed with both, A − B on the run's scenes and on all
+N scenes, and the evaluation standard error of the paired difference (per-scene sd / √scenes): how much of the
+seed-to-seed spread is scene sampling.
 
-``--force cot`` / ``--force direct`` (a route audit) scores every policy with that route forced on every scene instead
-(``OUT_DIR/big<N>_<route>/``; no check against the run's value, which used the policy's own route); ``--method M``
-limits a pass to M's runs.  With
-``--audit A B`` it then prints, per seed and hidden tier, A's forced-route PDMS beside B's own, and A's oracle (the
-better of A's two forced routes per scene, when both were scored): how much of A − B is in the plans under a route
-rather than in the route choice.
+``--force cot`` / ``--force direct`` (a route audit) scores every policy with that route forced on every scene
+instead (``OUT_DIR/big<N>_<route>/``; no check against the run's value, which used the policy's own route);
+``--method M`` limits a pass to M's runs. With ``--audit A B`` it then prints, per seed and hidden tier, A's
+forced-route PDMS beside B's own, and A's oracle (the better of A's two forced routes per scene, when both were
+scored): how much of A − B is in the plans under a route rather than in the route choice.
 """
 
 from __future__ import annotations

@@ -44,6 +44,11 @@ def pair(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
     }
 
 
+def kept_row(r: dict) -> dict[str, float]:
+    """One per-seed row of a ``--pairs`` / ``--pool`` list: both methods' PDMS and EPDMS-lite."""
+    return {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")}
+
+
 def replace_a(row: dict[str, float], run: dict, against_old_a: bool) -> dict[str, float]:
     """``row`` with A's values taken from ``run``; B becomes the old A when ``against_old_a``."""
     out = dict(row)
@@ -94,7 +99,7 @@ def main() -> None:
     if args.pairs:
         blob = json.loads(Path(args.pairs).read_text())
         for r in blob[args.pairs_key] if isinstance(blob, dict) else blob:
-            rows.setdefault(int(r["seed"]), {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")})
+            rows.setdefault(int(r["seed"]), kept_row(r))
     if args.a_dir:
         new = {r["seed"]: r for r in load([args.a_dir]) if r["method"] == args.a}
         rows = {s: replace_a(rows[s], new[s], args.against_old_a) for s in sorted(new) if s in rows}
@@ -103,7 +108,7 @@ def main() -> None:
         file, _, key = item.rpartition(":")
         for r in json.loads(Path(file).read_text())[key]:
             label = f"{Path(file).stem}:{key}/{int(r['seed'])}"
-            rows[label] = {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")}
+            rows[label] = kept_row(r)
             keys.append(label)
     seeds = keys
     a_label = f"{args.a} ({args.a_dir})" if args.a_dir else args.a
