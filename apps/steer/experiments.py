@@ -153,6 +153,16 @@ def _routing() -> list[Any]:
             "same for every method; 1 = plain token-mean",
             group="Routing",
         ),
+        Int(
+            "cot_aux",
+            0,
+            min=0,
+            max=8,
+            label="auxiliary CoT rollouts per scene",
+            help="design, not in the paper: k extra <think>-forced rollouts per scene in a group of their own, "
+            "content-only (no route credit, not in Δ); 0 = off; ignored by always-/never-CoT",
+            group="Routing",
+        ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
         Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
     ]

@@ -44,6 +44,7 @@ class SteerConfig(CheckpointFields):
     oracle_tiers: str = "hard"  # tiers the label-supervised router sends to <think>
     route_weight: float = 1.0  # ω on the route token (every method alike)
     cot_weight: float = 1.0  # κ on the content tokens of <think> rows (every method alike)
+    cot_aux: int = 0  # extra forced-<think> rollouts per scene, content-only (design; 0 = off)
     # RL
     steps: int = 60
     prompts_per_step: int = 16
@@ -99,4 +100,5 @@ class SteerConfig(CheckpointFields):
             oracle_tiers=tuple(t.strip() for t in self.oracle_tiers.split(",") if t.strip()),
             route_weight=self.route_weight,
             cot_weight=self.cot_weight,
+            cot_aux=self.cot_aux,
         )

@@ -34,6 +34,13 @@ content token; ω > 1 speeds up route learning without changing its direction.
 route token) of the rows that took <think>, every method alike.  STEER spends most late updates on the direct route
 (CoT is ~30 % of its samples once it routes), so the trace-conditioned plans get a smaller share of each Adam step
 than under always-CoT; κ > 1 gives them back a larger share without changing any advantage's sign.
+
+``cot_aux`` (design, default 0 = off; not in the paper): k extra rollouts per scene with <think> forced, in a group
+of their own (``AUX`` in the group key), every method but the forced-route baselines.  Their route token gets no
+advantage (a one-route group) and never enters Δ, σ_Δ or the route statistics; their content gets within-group GRPO.
+So the trace-conditioned plans train on every scene, as under always-CoT, while the route and its credit are
+unchanged (the route audits put STEER's gap to always-CoT in those plans).  It costs k/G more training rollouts,
+nothing at inference.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from compute.steer.traces import DIRECT, THINK
 
 METHODS = ("steer", "always_cot", "never_cot", "grpo", "length_penalty", "adathink", "label_router")
 ROLLOUT_MODES = ("uncertainty", "on_policy", "fixed_half")
+AUX = "cot_aux"  # marks the auxiliary forced-CoT group of a scene (group key and meta)
 
 
 def quota(p_c: float, G: int, beta: float = 0.5, m_min: int = 0, mode: str = "uncertainty") -> tuple[int, int]:
@@ -141,6 +149,7 @@ class SteerPlugin(Plugin):
         oracle_tiers: tuple[str, ...] = ("hard",),
         route_weight: float = 1.0,
         cot_weight: float = 1.0,
+        cot_aux: int = 0,
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
@@ -150,6 +159,7 @@ class SteerPlugin(Plugin):
         self.route_is, self.adv_clip, self.bonus, self.oracle_tiers = route_is, adv_clip, bonus, tuple(oracle_tiers)
         self.route_weight = route_weight  # ω on the route token (position 0) in the token-mean loss; 1 = neutral
         self.cot_weight = cot_weight  # κ on the content tokens of <think> rows; 1 = neutral
+        self.cot_aux = cot_aux if method not in ("always_cot", "never_cot") else 0  # extra forced-CoT rollouts
         self.sigma = RunningRMS(sigma0, sigma_decay)
         self.step_stats: dict[str, float] = {}
         self.scatter: list[tuple[float, float, str]] = []  # (p_c, Δ, tier) of two-route scenes, last steps
@@ -184,6 +194,11 @@ class SteerPlugin(Plugin):
             for route, n in ((think, n_c), (direct, G - n_c)):
                 if n > 0:
                     out.append(RolloutSpec(s.prompt, n, s.problem, s.group_key, s.role, [route], {**meta, "q_c": q_c}))
+        if self.cot_aux > 0:
+            for s, p in zip(specs, pc, strict=True):
+                meta = {"p_c": float(p), "u": float(h2(p)), "tier": s.problem.data["tier"], AUX: True}
+                key = (s.group_key, AUX)
+                out.append(RolloutSpec(s.prompt, self.cot_aux, s.problem, key, s.role, [think], {**meta, "q_c": 1.0}))
         st = {"route/pc_mean": float(np.mean(pc)), "route/entropy_bits": float(np.mean(h2(pc)))}
         tiers = [s.problem.data["tier"] for s in specs]
         for t in TIERS:
@@ -227,9 +242,13 @@ class SteerPlugin(Plugin):
         groups = batch.groups.cpu().numpy()
         mask = batch.response_mask
         st = self.step_stats
+        aux = np.array([bool(sp.meta.get(AUX)) for sp in batch.specs])
         two, deltas, scat = 0, [], []
         if self.method in ("grpo", "length_penalty", "adathink"):
             out = adv  # plain GRPO over the whole group (route token included)
+            if aux.any():
+                out = out.clone()
+                out[torch.as_tensor(aux, device=out.device), 0] = 0.0  # forced auxiliary route tokens get no credit
         else:
             route_a = np.zeros(len(score))
             content_a = np.zeros(len(score))
@@ -245,7 +264,7 @@ class SteerPlugin(Plugin):
                     deltas.append(rc.delta)
                     meta = batch.specs[idx[0]].meta
                     scat.append((meta["p_c"], rc.delta, meta["tier"]))
-                if self.method == "label_router":
+                if self.method == "label_router" and not aux[idx[0]]:
                     route_a[idx] = 1.0
             if self.method == "steer" and self.route_is:
                 for i in range(len(score)):
@@ -255,11 +274,15 @@ class SteerPlugin(Plugin):
                     route_a[i] *= float(np.clip(p_route / max(q_route, 1e-6), 0.2, 5.0))
             out = torch.as_tensor(content_a, dtype=adv.dtype, device=adv.device)[:, None] * mask
             out[:, 0] = torch.as_tensor(route_a, dtype=adv.dtype, device=adv.device) * mask[:, 0]
+        own = ~aux  # the route statistics describe the method's own rollouts, never the auxiliary ones
+        score, cost, is_cot, groups = score[own], cost[own], is_cot[own], groups[own]
         n_groups = len(np.unique(groups))
         if self.method not in ("steer",):
             two = sum(1 for g in np.unique(groups) if len(np.unique(is_cot[groups == g])) == 2)
         st["route/two_route_groups"] = two / max(1, n_groups)
         st["route/cot_rollouts"] = float(is_cot.mean())
+        if aux.any():
+            st["aux/score"] = float(state.extra["score"][aux].mean())
         if deltas:
             st["delta/mean"] = float(np.mean(deltas))
             for t in TIERS:
@@ -268,7 +291,7 @@ class SteerPlugin(Plugin):
                     st[f"delta/{t}"] = float(np.mean(dt))
         st["delta/sigma"] = self.sigma.value
         st["tokens/per_scene"] = float(cost.mean())
-        tiers = [s.meta["tier"] for s in batch.specs]
+        tiers = [s.meta["tier"] for s, o in zip(batch.specs, own, strict=True) if o]
         for t in TIERS:
             sel = np.array([tt == t for tt in tiers])
             if sel.any():

@@ -118,14 +118,14 @@ def test_spearman() -> None:
     assert spearman(np.array([0, 0, 1, 1]), np.array([1.0, 1.0, 0.0, 0.0])) == pytest.approx(-1.0)
 
 
-def test_advantages_hook_on_a_known_batch() -> None:
-    """Route credit lands on the route token (position 0), within-route GRPO on the content, zeros on padding;
-    a single-route group gets no route credit; length-penalty rewards subtract λ·tokens."""
+def _known_batch(aux_rows: tuple[int, ...] = ()) -> tuple[object, object, list[int]]:
+    """Six rows in two groups: group 0 = two <think> rows (rewards 1.0, 0.8) and two <direct> (0.5, 0.3), group 1 =
+    two <think> rows (0.9, 0.7); ``aux_rows`` are marked as the auxiliary CoT group."""
     from types import SimpleNamespace
 
     from compute.core.rl.plugins import RolloutSpec
     from compute.core.rl.trainer import RolloutBatch
-    from compute.steer.plugin import SteerPlugin
+    from compute.steer.plugin import AUX
 
     tok = make_tokenizer()
     th, di = tok.stoi[THINK], tok.stoi[DIRECT]
@@ -139,7 +139,8 @@ def test_advantages_hook_on_a_known_batch() -> None:
         resp[i, 0] = f
         mask[i, :n] = 1
     prob = SimpleNamespace(data={"tier": "hard"})
-    specs = [RolloutSpec([1], 1, prob, 0, meta={"p_c": 0.6, "q_c": 0.5, "tier": "hard"}) for _ in range(6)]
+    meta = {"p_c": 0.6, "q_c": 0.5, "tier": "hard"}
+    specs = [RolloutSpec([1], 1, prob, 0, meta={**meta, AUX: i in aux_rows}) for i in range(6)]
     batch = RolloutBatch(
         prompt=torch.ones(6, 1, dtype=torch.long),
         prompt_mask=torch.ones(6, 1),
@@ -155,6 +156,16 @@ def test_advantages_hook_on_a_known_batch() -> None:
         phase=torch.zeros(6, dtype=torch.long),
     )
     state = SimpleNamespace(task=SimpleNamespace(tokenizer=tok), extra={})
+    return batch, state, lengths
+
+
+def test_advantages_hook_on_a_known_batch() -> None:
+    """Route credit lands on the route token (position 0), within-route GRPO on the content, zeros on padding;
+    a single-route group gets no route credit; length-penalty rewards subtract λ·tokens."""
+    from compute.steer.plugin import SteerPlugin
+
+    batch, state, lengths = _known_batch()
+    R = batch.response.shape[1]
     rewards = torch.tensor([1.0, 0.8, 0.5, 0.3, 0.9, 0.7])
     plug = SteerPlugin("steer", lam=0.01, sigma0=0.1, sigma_decay=0.0)  # decay 0: σ_Δ = |Δ| of this batch
     r = plug.assign_rewards(batch, rewards, state)
@@ -173,6 +184,49 @@ def test_advantages_hook_on_a_known_batch() -> None:
     lp = SteerPlugin("length_penalty", lam=0.01)
     r2 = lp.assign_rewards(batch, rewards, state)
     assert torch.allclose(r2, rewards - 0.01 * torch.tensor(lengths, dtype=torch.float32))
+
+
+def test_auxiliary_cot_group_trains_content_only_and_stays_out_of_the_route_statistics(monkeypatch) -> None:
+    """``cot_aux``: group 1 as the auxiliary group keeps its within-group content advantages, gets no route
+    credit under STEER or plain GRPO, and the route statistics count group 0 only; plan_rollouts adds k forced
+    <think> rollouts per scene under a key of their own, none for the forced-route baselines."""
+    from types import SimpleNamespace
+
+    from compute.core.rl.plugins import RolloutSpec
+    from compute.steer import plugin as pl
+
+    batch, state, _ = _known_batch(aux_rows=(4, 5))
+    R = batch.response.shape[1]
+    rewards = torch.tensor([1.0, 0.8, 0.5, 0.3, 0.9, 0.7])
+    plug = pl.SteerPlugin("steer", lam=0.01, sigma0=0.1, sigma_decay=0.0, cot_aux=2)
+    plug.assign_rewards(batch, rewards, state)
+    adv = plug.advantages(batch, torch.zeros(6, R), state)
+    c = 0.1 / (np.sqrt(0.02) + 1e-6)
+    assert torch.all(adv[4:, 0] == 0) and float(adv[4, 1]) == pytest.approx(c, abs=1e-5)
+    assert float(adv[5, 1]) == pytest.approx(-c, abs=1e-5)
+    st = plug.step_stats
+    assert st["route/two_route_groups"] == 1.0 and st["route/cot_rollouts"] == 0.5  # 2 of group 0's 4 rows
+    assert st["tokens/per_scene"] == pytest.approx(4.5) and st["train/score"] == pytest.approx(0.65)
+    assert st["aux/score"] == pytest.approx(0.8)
+    g = pl.SteerPlugin("grpo", cot_aux=2)
+    g.assign_rewards(batch, rewards, state)
+    plain = torch.ones(6, R)
+    out = g.advantages(batch, plain, state)
+    assert torch.all(out[4:, 0] == 0) and torch.all(out[:4, 0] == 1) and torch.all(plain[4:, 0] == 1)
+
+    tok = state.task.tokenizer
+    monkeypatch.setattr(pl, "route_probs", lambda model, prompts, *a: (np.array([0.9, 0.2]), None))
+    st2 = SimpleNamespace(phase=0, task=state.task, model=None, cfg=SimpleNamespace(temperature=1.0), extra={})
+    prob = SimpleNamespace(data={"tier": "easy"})
+    specs = [RolloutSpec([1], 8, prob, k) for k in ("a", "b")]
+    out_specs = pl.SteerPlugin("steer", cot_aux=3).plan_rollouts(specs, st2)
+    aux = [s for s in out_specs if s.meta.get(pl.AUX)]
+    assert [(s.group_key, s.n, s.force_prefix) for s in aux] == [
+        (("a", pl.AUX), 3, [tok.stoi[THINK]]),
+        (("b", pl.AUX), 3, [tok.stoi[THINK]]),
+    ]
+    assert sum(s.n for s in out_specs if not s.meta.get(pl.AUX)) == 16  # the quota's G per scene is unchanged
+    assert not any(s.meta.get(pl.AUX) for s in pl.SteerPlugin("always_cot", cot_aux=3).plan_rollouts(specs, st2))
 
 
 def test_pareto_front() -> None:
