@@ -173,9 +173,11 @@ class SteerPlugin(Plugin):
         pc, _ = route_probs(state.model, [s.prompt for s in specs], think, direct, state.cfg.temperature)
         out: list[RolloutSpec] = []
         quotas = []
-        for s, p in zip(specs, pc, strict=True):
+        metas = [
+            {"p_c": float(p), "u": float(h2(p)), "tier": s.problem.data["tier"]} for s, p in zip(specs, pc, strict=True)
+        ]
+        for s, p, meta in zip(specs, pc, metas, strict=True):
             G = s.n
-            meta = {"p_c": float(p), "u": float(h2(p)), "tier": s.problem.data["tier"]}
             if self.method in ("grpo", "length_penalty") or (self.method == "steer" and self.rollout == "on_policy"):
                 out.append(RolloutSpec(s.prompt, G, s.problem, s.group_key, s.role, None, {**meta, "q_c": p}))
                 continue
@@ -195,10 +197,11 @@ class SteerPlugin(Plugin):
                 if n > 0:
                     out.append(RolloutSpec(s.prompt, n, s.problem, s.group_key, s.role, [route], {**meta, "q_c": q_c}))
         if self.cot_aux > 0:
-            for s, p in zip(specs, pc, strict=True):
-                meta = {"p_c": float(p), "u": float(h2(p)), "tier": s.problem.data["tier"], AUX: True}
-                key = (s.group_key, AUX)
-                out.append(RolloutSpec(s.prompt, self.cot_aux, s.problem, key, s.role, [think], {**meta, "q_c": 1.0}))
+            for s, meta in zip(specs, metas, strict=True):
+                aux_meta = {**meta, "q_c": 1.0, AUX: True}
+                out.append(
+                    RolloutSpec(s.prompt, self.cot_aux, s.problem, (s.group_key, AUX), s.role, [think], aux_meta)
+                )
         st = {"route/pc_mean": float(np.mean(pc)), "route/entropy_bits": float(np.mean(h2(pc)))}
         tiers = [s.problem.data["tier"] for s in specs]
         for t in TIERS:
