@@ -68,7 +68,8 @@ def evaluate(run_path: Path, n: int, force: str | None = None) -> dict:
 
 
 def audit(out: Path, n: int, a: str, b: str) -> None:
-    """Per seed and tier: B's own PDMS, A's own, A with CoT forced, A with direct forced, A's per-scene oracle."""
+    """Per seed and tier: B's own PDMS, A's own, A with CoT forced, A with direct forced, A's per-scene oracle
+    ("–" where B's or the direct pass's scores are not in OUT_DIR, e.g. B's policies from an earlier session)."""
 
     def scenes(sub: str, name: str) -> dict | None:
         path = out / sub / name
@@ -79,13 +80,13 @@ def audit(out: Path, n: int, a: str, b: str) -> None:
     for f in sorted((out / f"big{n}").glob(f"{a}_s*.json")):
         own_b = scenes(f"big{n}", f.name.replace(f"{a}_", f"{b}_", 1))
         own_a, cot, dire = scenes(f"big{n}", f.name), scenes(f"big{n}_cot", f.name), scenes(f"big{n}_direct", f.name)
-        if own_b is None or cot is None:
+        if cot is None:
             continue
         seed = f.stem.rsplit("_s", 1)[1]
         tiers = np.array(own_a["tier"])
         for tier in [*TIERS, "all"]:
             m = np.ones(len(tiers), bool) if tier == "all" else tiers == tier
-            vals = [np.array(own_b["pdms"])[m], np.array(own_a["pdms"])[m], np.array(cot["pdms"])[m]]
+            vals = [np.array(own_b["pdms"])[m] if own_b else None, np.array(own_a["pdms"])[m], np.array(cot["pdms"])[m]]
             vals.append(np.array(dire["pdms"])[m] if dire else None)
             vals.append(np.maximum(vals[2], vals[3]) if dire else None)
             share = np.mean(np.array(own_a["route"])[m] == THINK)
