@@ -1,0 +1,84 @@
+"""Pool arm comparisons over seeds from the logs of ``bench/seirenes_measure.py arms`` (one log per process).
+
+    PYTHONPATH=. .venv/bin/python bench/seirenes_pool.py LOG [LOG ...]
+
+Each log's last ``results`` and ``attack`` lines (the per-seed tables) are read; seeds are merged over logs (a seed
+seen twice is an error).  For each comparison it prints the per-seed values, the mean, the sample sd and the 95 %
+Student-t interval over seeds:
+
+* (c) − (a), (c) − (d), (d) − (a) on the held-out families, (c) − (a) on random compound hints and on clean problems,
+  in points;
+* transfer: GRPO-clean's drop under (c)'s Adversary's hints divided by its drop under random hints of the same
+  grammar (the spec's ≥ 1.5×).
+
+A comparison is printed only for the seeds that have both arms.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+from scipy import stats
+
+A, C, D = "(a) GRPO-clean", "(c) Seirênes", "(d) frozen Adversary"
+
+
+def read(paths: list[str]) -> tuple[dict[tuple[str, int], dict], dict[tuple[str, str, int], float]]:
+    """(arm label, seed) -> result row, and (victim, source, seed) -> accuracy drop, over all logs."""
+    rows: dict[tuple[str, int], dict] = {}
+    drops: dict[tuple[str, str, int], float] = {}
+    for path in paths:
+        last = {}
+        for line in open(path, encoding="utf-8"):
+            name, _, rest = line.partition(" ")
+            if name in ("results", "attack"):
+                last[name] = json.loads(rest)
+        if "results" not in last:
+            raise SystemExit(f"{path}: no 'results' line (did the run finish?)")
+        seeds = {r["seed"] for r in last["results"]}
+        if seeds & {s for _, s in rows}:
+            raise SystemExit(f"{path}: seed(s) {sorted(seeds & {s for _, s in rows})} already read from another log")
+        rows.update({(r["arm"], r["seed"]): r for r in last["results"]})
+        drops.update({(a["victim"], a["source"], a["seed"]): a["drop"] for a in last.get("attack", [])})
+    return rows, drops
+
+
+def summarise(label: str, per_seed: dict[int, float], unit: str = "") -> None:
+    if not per_seed:
+        print(f"{label}: no seed has both arms")
+        return
+    v = np.array(list(per_seed.values()), dtype=float)
+    vals = ", ".join(f"s{s} {x:+.2f}{unit}" for s, x in sorted(per_seed.items()))
+    if len(v) < 2:
+        print(f"{label}: {vals}")
+        return
+    sd = v.std(ddof=1)
+    half = stats.t.ppf(0.975, len(v) - 1) * sd / np.sqrt(len(v))
+    m = v.mean()
+    print(f"{label}: {vals} | mean {m:+.2f}{unit} sd {sd:.2f} 95% [{m - half:+.2f}, {m + half:+.2f}] (n {len(v)})")
+
+
+def diff(rows: dict, x: str, y: str, key: str) -> dict[int, float]:
+    seeds = sorted({s for (arm, s) in rows if arm == x} & {s for (arm, s) in rows if arm == y})
+    return {s: 100 * (rows[(x, s)][key] - rows[(y, s)][key]) for s in seeds if key in rows[(x, s)]}
+
+
+def main() -> None:
+    rows, drops = read(sys.argv[1:])
+    summarise("(c) - (a), held-out families", diff(rows, C, A, "heldout"), " pts")
+    summarise("(c) - (d), held-out families", diff(rows, C, D, "heldout"), " pts")
+    summarise("(d) - (a), held-out families", diff(rows, D, A, "heldout"), " pts")
+    summarise("(c) - (a), random compound hints", diff(rows, C, A, "train_compound"), " pts")
+    summarise("(c) - (a), clean", diff(rows, C, A, "clean"), " pts")
+    ratio = {
+        s: drops[("clean", "seirenes_adv", s)] / drops[("clean", "random", s)]
+        for (v, src, s) in drops
+        if v == "clean" and src == "seirenes_adv" and drops.get(("clean", "random", s))
+    }
+    summarise("transfer: drop of (a) under (c)'s hints / under random", ratio, "x")
+
+
+if __name__ == "__main__":
+    main()
