@@ -7,7 +7,7 @@ seen twice is an error).  For each comparison it prints the per-seed values, the
 Student-t interval over seeds:
 
 * (c) − (a), (c) − (d), (d) − (a) on the held-out families, (c) − (a) on random compound hints and on clean problems,
-  in points;
+  and (a) − SFT on clean problems, in points;
 * transfer: GRPO-clean's drop under (c)'s Adversary's hints divided by its drop under random hints of the same
   grammar (the spec's ≥ 1.5×).
 
@@ -72,6 +72,7 @@ def main() -> None:
     summarise("(d) - (a), held-out families", diff(rows, D, A, "heldout"), " pts")
     summarise("(c) - (a), random compound hints", diff(rows, C, A, "train_compound"), " pts")
     summarise("(c) - (a), clean", diff(rows, C, A, "clean"), " pts")
+    summarise("(a) - SFT, clean (below -3 on the mean: the step is destructive)", diff(rows, A, "SFT", "clean"), " pts")
     ratio = {
         s: drops[("clean", "seirenes_adv", s)] / drops[("clean", "random", s)]
         for (v, src, s) in drops
