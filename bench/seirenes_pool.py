@@ -2,11 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python bench/seirenes_pool.py LOG [LOG ...]
 
-Each log's last ``results`` and ``attack`` lines (the per-seed tables) are read; seeds are merged over logs (a seed
-seen twice is an error).  For each comparison it prints the per-seed values, the mean, the sample sd and the 95 %
+Each log's last ``results`` and ``attack`` lines (the per-seed tables) are read and merged over logs: one seed's arms
+may come from several logs (the SFT row they share must agree), but an arm of a seed seen twice is an error.  For each comparison it prints the per-seed values, the mean, the sample sd and the 95 %
 Student-t interval over seeds:
 
-* (c) − (a), (c) − (d), (d) − (a) on the held-out families, (c) − (a) on random compound hints and on clean problems,
+* (c) − (a), (c) − (b), (c) − (d), (d) − (a) on the held-out families, (c) − (a) on random compound hints and on clean problems,
   and (a) − SFT on clean problems, in points;
 * transfer: GRPO-clean's drop under (c)'s Adversary's hints divided by its drop under random hints of the same
   grammar (the spec's ≥ 1.5×).
@@ -22,7 +22,7 @@ import sys
 import numpy as np
 from scipy import stats
 
-A, C, D = "(a) GRPO-clean", "(c) Seirênes", "(d) frozen Adversary"
+A, B, C, D = "(a) GRPO-clean", "(b) GRPO-static", "(c) Seirênes", "(d) frozen Adversary"
 
 
 def read(paths: list[str]) -> tuple[dict[tuple[str, int], dict], dict[tuple[str, str, int], float]]:
@@ -37,10 +37,11 @@ def read(paths: list[str]) -> tuple[dict[tuple[str, int], dict], dict[tuple[str,
                 last[name] = json.loads(rest)
         if "results" not in last:
             raise SystemExit(f"{path}: no 'results' line (did the run finish?)")
-        seeds = {r["seed"] for r in last["results"]}
-        if seeds & {s for _, s in rows}:
-            raise SystemExit(f"{path}: seed(s) {sorted(seeds & {s for _, s in rows})} already read from another log")
-        rows.update({(r["arm"], r["seed"]): r for r in last["results"]})
+        for r in last["results"]:  # a seed's arms may come from several logs; each (arm, seed) only once
+            key = (r["arm"], r["seed"])
+            if key in rows and (key[0] != "SFT" or rows[key] != r):
+                raise SystemExit(f"{path}: {key} already read from another log")
+            rows[key] = r
         drops.update({(a["victim"], a["source"], a["seed"]): a["drop"] for a in last.get("attack", [])})
     return rows, drops
 
@@ -68,6 +69,7 @@ def diff(rows: dict, x: str, y: str, key: str) -> dict[int, float]:
 def main() -> None:
     rows, drops = read(sys.argv[1:])
     summarise("(c) - (a), held-out families", diff(rows, C, A, "heldout"), " pts")
+    summarise("(c) - (b), held-out families", diff(rows, C, B, "heldout"), " pts")
     summarise("(c) - (d), held-out families", diff(rows, C, D, "heldout"), " pts")
     summarise("(d) - (a), held-out families", diff(rows, D, A, "heldout"), " pts")
     summarise("(c) - (a), random compound hints", diff(rows, C, A, "train_compound"), " pts")
