@@ -1,9 +1,10 @@
 """Pool arm comparisons over seeds from the logs of ``bench/seirenes_measure.py arms`` (one log per process).
 
-    PYTHONPATH=. .venv/bin/python bench/seirenes_pool.py LOG [LOG ...]
+    PYTHONPATH=. .venv/bin/python bench/seirenes_pool.py [--table] LOG [LOG ...]
 
 Each log's last ``results`` and ``attack`` lines (the per-seed tables) are read and merged over logs: one seed's arms
-may come from several logs (the SFT row they share must agree), but an arm of a seed seen twice is an error.  For each comparison it prints the per-seed values, the mean, the sample sd and the 95 %
+may come from several logs (the SFT row they share must agree on every fixed suite), but an arm of a seed seen twice
+is an error.  For each comparison it prints the per-seed values, the mean, the sample sd and the 95 %
 Student-t interval over seeds:
 
 * (c) − (a), (c) − (b), (c) − (d), (d) − (a) on the held-out families, (c) − (a) on random compound hints and on clean problems,
@@ -11,7 +12,8 @@ Student-t interval over seeds:
 * transfer: GRPO-clean's drop under (c)'s Adversary's hints divided by its drop under random hints of the same
   grammar (the spec's ≥ 1.5×).
 
-A comparison is printed only for the seeds that have both arms.
+A comparison is printed only for the seeds that have both arms.  ``--table`` first prints each arm's accuracy on
+every suite, seed by seed, as a markdown table.
 """
 
 from __future__ import annotations
@@ -39,8 +41,13 @@ def read(paths: list[str]) -> tuple[dict[tuple[str, int], dict], dict[tuple[str,
             raise SystemExit(f"{path}: no 'results' line (did the run finish?)")
         for r in last["results"]:  # a seed's arms may come from several logs; each (arm, seed) only once
             key = (r["arm"], r["seed"])
-            if key in rows and (key[0] != "SFT" or rows[key] != r):
-                raise SystemExit(f"{path}: {key} already read from another log")
+            if key in rows:
+                old = rows[key]
+                same = all(old[k] == r[k] for k in r if k != "self_hinted")  # (c)'s hints exist only where (c) ran
+                if key[0] != "SFT" or not same:
+                    raise SystemExit(f"{path}: {key} already read from another log")
+                if old.get("self_hinted") is not None:
+                    continue
             rows[key] = r
         drops.update({(a["victim"], a["source"], a["seed"]): a["drop"] for a in last.get("attack", [])})
     return rows, drops
@@ -66,8 +73,28 @@ def diff(rows: dict, x: str, y: str, key: str) -> dict[int, float]:
     return {s: 100 * (rows[(x, s)][key] - rows[(y, s)][key]) for s in seeds if key in rows[(x, s)]}
 
 
+def table(rows: dict) -> None:
+    """Per arm, each suite's accuracy (%) over the seeds as "s0 / s1 / …" (a markdown row per arm)."""
+    seeds = sorted({s for _, s in rows})
+    print(
+        f"| arm (seed {' / '.join(map(str, seeds))}) | clean | training families | held-out H1/H2 | random compound |"
+        " hints of (c)'s Adversary |"
+    )
+    print("|---|---|---|---|---|---|")
+    for arm in ("SFT", A, B, C, D):
+        if not any((arm, s) in rows for s in seeds):
+            continue
+        cells = []
+        for k in ("clean", "train_family", "heldout", "train_compound", "self_hinted"):
+            vals = [rows.get((arm, s), {}).get(k) for s in seeds]
+            cells.append(" / ".join("—" if v is None else f"{100 * v:.1f}" for v in vals))
+        print(f"| {arm} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
-    rows, drops = read(sys.argv[1:])
+    rows, drops = read([a for a in sys.argv[1:] if a != "--table"])
+    if "--table" in sys.argv:
+        table(rows)
     summarise("(c) - (a), held-out families", diff(rows, C, A, "heldout"), " pts")
     summarise("(c) - (b), held-out families", diff(rows, C, B, "heldout"), " pts")
     summarise("(c) - (d), held-out families", diff(rows, C, D, "heldout"), " pts")
