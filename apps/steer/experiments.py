@@ -137,10 +137,10 @@ def _routing() -> list[Any]:
         Float(
             "route_weight",
             1.0,
-            min=1.0,
+            min=0.0,
             max=50.0,
             label="route-token loss weight ω",
-            help="same for every method; 1 = plain token-mean",
+            help="same for every method; 1 = plain token-mean; 0 = no route-token update (a diagnostic)",
             group="Routing",
         ),
         Float(

@@ -290,3 +290,5 @@ def test_route_and_cot_content_weights() -> None:
     assert torch.equal(w[1, 1:], torch.ones(3))
     w = SteerPlugin(cot_weight=3.0).token_weights(ctx).weight
     assert torch.equal(w[:, 0], torch.ones(3)) and float(w.sum()) == 3 + 3 * 3 * 2 + 3
+    w = SteerPlugin(route_weight=0.0).token_weights(ctx).weight  # the diagnostic: the route token leaves the loss
+    assert torch.equal(w[:, 0], torch.zeros(3)) and torch.equal(w[:, 1:], torch.ones(3, 3))
