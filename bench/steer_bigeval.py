@@ -14,7 +14,8 @@ seed-to-seed spread is scene sampling.
 
 ``--force cot`` / ``--force direct`` (a route audit) scores every policy with that route forced on every scene
 instead (``OUT_DIR/big<N>_<route>/``; no check against the run's value, which used the policy's own route);
-``--method M`` limits a pass to M's runs. With ``--audit A B`` it then prints, per seed and hidden tier, A's
+``--method M`` limits a pass to M's runs; ``--sft`` scores each run's SFT starting point instead of its policy
+(``big<N>_sft[_<route>]/``; with the run's own forced route it must give the run's recorded SFT EPDMS-lite). With ``--audit A B`` it then prints, per seed and hidden tier, A's
 forced-route PDMS beside B's own, and A's oracle (the better of A's two forced routes per scene, when both were
 scored): how much of A − B is in the plans under a route rather than in the route choice.
 """
@@ -35,15 +36,21 @@ from compute.steer.evaluate import rollout_eval
 from compute.steer.inspector import load_policy
 from compute.steer.run import FORCED, final_problems
 from compute.steer.scenes import TIERS
+from compute.steer.sft import load_or_build
 from compute.steer.traces import DIRECT, THINK
 
 
-def evaluate(run_path: Path, n: int, force: str | None = None) -> dict:
+def evaluate(run_path: Path, n: int, force: str | None = None, sft: bool = False) -> dict:
     blob = json.loads(run_path.read_text())
     params, summary = blob["params"], blob["summary"]
     torch.set_num_threads(1)
     cfg = SteerConfig.from_params({**params, "n_eval_final": n})
-    model, task, _ = load_policy(summary["policy"], os.environ.get("STEER_DATA_DIR", "data"))  # as steer_rl.py
+    data_dir = os.environ.get("STEER_DATA_DIR", "data")  # as steer_rl.py
+    if sft:  # the run's starting point: its SFT checkpoint, without the RL weights
+        res = load_or_build(cfg.sft_config(), data_dir)
+        model, task = res.model.eval(), res.task
+    else:
+        model, task, _ = load_policy(summary["policy"], data_dir)
     task.metric = cfg.metric
     problems = final_problems(cfg, task)
     t0 = time.time()
@@ -52,8 +59,14 @@ def evaluate(run_path: Path, n: int, force: str | None = None) -> dict:
     k = int(summary["n_eval_final"])
     pdms = np.array([r["pdms"] for r in rows])
     check = float(pdms[:k].mean())
-    if force is None and abs(check - summary["pdms"]) > 1e-9:
+    if force is None and not sft and abs(check - summary["pdms"]) > 1e-9:
         raise SystemExit(f"{run_path.name}: first {k} scenes give PDMS {check} but the run recorded {summary['pdms']}")
+    if sft and route == FORCED.get(params["method"]):  # route_rl scored the SFT start with this route too
+        check = float(np.mean([r["epdms"] for r in rows[:k]]))
+        if abs(check - summary["sft_epdms"]) > 1e-9:
+            raise SystemExit(
+                f"{run_path.name}: SFT gives EPDMS {check} on the run's scenes, recorded {summary['sft_epdms']}"
+            )
     return {
         "method": params["method"],
         "seed": params["seed"],
@@ -101,19 +114,20 @@ def main() -> None:
     ap.add_argument("--pair", nargs=2, metavar=("A", "B"))
     ap.add_argument("--force", choices=("cot", "direct"), help="score every policy with this route forced")
     ap.add_argument("--method", help="only the runs of this method")
+    ap.add_argument("--sft", action="store_true", help="score each run's SFT starting point instead of its policy")
     ap.add_argument("--audit", nargs=2, metavar=("A", "B"), help="A's forced routes against B's own (no scoring)")
     args = ap.parse_args()
     out = Path(args.out)
     if args.audit:
         audit(out, args.n, *args.audit)
         return
-    sub = f"big{args.n}" + (f"_{args.force}" if args.force else "")
+    sub = f"big{args.n}" + ("_sft" if args.sft else "") + (f"_{args.force}" if args.force else "")
     (out / sub).mkdir(exist_ok=True)
     res = {}
     for f in sorted(out.glob(f"{args.method or '*'}_s*.json")):
         dst = out / sub / f.name
         if not dst.exists():
-            dst.write_text(json.dumps(evaluate(f, args.n, args.force)))
+            dst.write_text(json.dumps(evaluate(f, args.n, args.force, args.sft)))
         r = json.loads(dst.read_text())
         res[(r["method"], r["seed"])] = r
         print(f"{f.name}: PDMS {r['pdms']:.4f} on {args.n} scenes ({r['tokens']:.1f} tokens)", flush=True)
