@@ -45,8 +45,9 @@ def pair(dirs: list[str], a: str, b: str) -> dict[int, dict[str, float]]:
 
 
 def kept_row(r: dict) -> dict[str, float]:
-    """One per-seed row of a ``--pairs`` / ``--pool`` list: both methods' PDMS and EPDMS-lite."""
-    return {k: float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")}
+    """One per-seed row of a ``--pairs`` / ``--pool`` list: both methods' PDMS and EPDMS-lite (NaN where a row
+    records no EPDMS-lite)."""
+    return {k: float("nan") if r.get(k) is None else float(r[k]) for k in ("a_pdms", "b_pdms", "a_epdms", "b_epdms")}
 
 
 def replace_a(row: dict[str, float], run: dict, against_old_a: bool) -> dict[str, float]:
@@ -117,9 +118,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for s in seeds:
         r = rows[s]
+        de = r["a_epdms"] - r["b_epdms"]
         print(
             f"| {s} | {r['a_pdms']:.3f} | {r['b_pdms']:.3f} | {r['a_pdms'] - r['b_pdms']:+.3f} | "
-            f"{r['a_epdms'] - r['b_epdms']:+.3f} |"
+            + ("– |" if np.isnan(de) else f"{de:+.3f} |")
         )
     print()
     print(
@@ -128,7 +130,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for key, label in (("pdms", "PDMS"), ("epdms", "EPDMS-lite")):
         d = np.array([rows[s][f"a_{key}"] - rows[s][f"b_{key}"] for s in seeds])
-        if len(d) < 2:
+        if len(d) < 2 or np.isnan(d).any():  # EPDMS-lite is skipped when a row does not record it
             continue
         m = summarize(d, args.margin)
         print(
