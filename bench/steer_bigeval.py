@@ -17,7 +17,8 @@ instead (``OUT_DIR/big<N>_<route>/``; no check against the run's value, which us
 ``--method M`` limits a pass to M's runs; ``--sft`` scores each run's SFT starting point instead of its policy
 (``big<N>_sft[_<route>]/``; with the run's own forced route it must give the run's recorded SFT EPDMS-lite).
 With ``--audit A B`` it then prints, per seed and hidden tier, A's forced-route PDMS beside B's own, and A's
-oracle (the better of A's two forced routes per scene, when both were scored): how much of A − B is in the plans under a route rather than in the route choice.
+oracle (the better of A's two forced routes per scene, when both were scored): how much of A − B is in the plans
+under a route rather than in the route choice.
 """
 
 from __future__ import annotations
