@@ -163,6 +163,15 @@ def _routing() -> list[Any]:
             "content-only (no route credit, not in Δ); 0 = off; ignored by always-/never-CoT",
             group="Routing",
         ),
+        Bool(
+            "route_detach",
+            False,
+            label="route on detached trunk features",
+            help="design, not in the paper: the route token's loss term is computed with the trunk's features "
+            "detached, so route learning moves only the output rows of <think> / <direct>, never the layers the "
+            "plans use; same for every method",
+            group="Routing",
+        ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
         Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
     ]

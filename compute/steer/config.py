@@ -45,6 +45,7 @@ class SteerConfig(CheckpointFields):
     route_weight: float = 1.0  # ω on the route token (every method alike)
     cot_weight: float = 1.0  # κ on the content tokens of <think> rows (every method alike)
     cot_aux: int = 0  # extra forced-<think> rollouts per scene, content-only (design; 0 = off)
+    route_detach: bool = False  # the route term on stop-gradient trunk features (design; off)
     # RL
     steps: int = 60
     prompts_per_step: int = 16
@@ -101,4 +102,5 @@ class SteerConfig(CheckpointFields):
             route_weight=self.route_weight,
             cot_weight=self.cot_weight,
             cot_aux=self.cot_aux,
+            route_detach=self.route_detach,
         )

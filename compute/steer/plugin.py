@@ -28,7 +28,14 @@ quota share.
 
 ``route_weight`` (design, default 1 = neutral, same for every method): ω on the route token in the token-mean
 loss.  Under token-mean aggregation the one route token of a ~20-token response gets 1/Σmask of the loss like any
-content token; ω > 1 speeds up route learning without changing its direction.
+content token; ω > 1 speeds up route learning without changing its direction.  ω = 0 takes the route token out of
+the loss (a diagnostic: the route stays at SFT's).
+
+``route_detach`` (design, default off; not in the paper): the route token's term of the loss (the same clipped
+surrogate, advantage and ω) is computed from the trunk's final features at the route position with the gradient
+stopped (``detached_route_logp``), so the route's updates reach only the tied output rows, mostly those of
+<think> and <direct>, and never the layers the plans are computed with.  The forward values (p_c, ratios, the loss)
+are unchanged; only where the route's gradient goes differs.
 
 ``cot_weight`` (design, default 1 = neutral): κ on the content tokens (trace and plan, every position after the
 route token) of the rows that took <think>, every method alike.  STEER spends most late updates on the direct route
@@ -51,7 +58,10 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
+from compute.core.lm.model import positions_from_valid
+from compute.core.rl.loss import policy_loss
 from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
 from compute.steer.evaluate import h2, route_probs
 from compute.steer.scenes import TIERS
@@ -113,6 +123,20 @@ def steer_advantages(
     return RouteCredit(np.where(is_cot, a, -a), content, float(delta))
 
 
+def detached_route_logp(
+    model: Any, prompt: torch.Tensor, prompt_mask: torch.Tensor, route: torch.Tensor, temperature: float = 1.0
+) -> torch.Tensor:
+    """log π(route | scene) [N] at the last prompt position (prompts are left-padded) from the final normed features
+    computed without gradient: its gradient reaches only the tied output embedding."""
+    valid = prompt_mask.bool()
+    with torch.no_grad():
+        _, hidden = model(prompt, positions_from_valid(valid), valid, return_hidden=True)
+        feats = model.ln_f(hidden[-1][:, -1])
+    t = temperature if temperature > 0 else 1.0
+    lp = F.log_softmax((feats @ model.emb.weight.T).float() / t, dim=-1)
+    return lp.gather(-1, route[:, None]).squeeze(-1)
+
+
 class RunningRMS:
     """σ_Δ: sqrt of an EMA of Δ² (decay 0.99, initial value σ₀)."""
 
@@ -150,6 +174,7 @@ class SteerPlugin(Plugin):
         route_weight: float = 1.0,
         cot_weight: float = 1.0,
         cot_aux: int = 0,
+        route_detach: bool = False,
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
@@ -159,6 +184,7 @@ class SteerPlugin(Plugin):
         self.route_is, self.adv_clip, self.bonus, self.oracle_tiers = route_is, adv_clip, bonus, tuple(oracle_tiers)
         self.route_weight = route_weight  # ω on the route token (position 0) in the token-mean loss; 1 = neutral
         self.cot_weight = cot_weight  # κ on the content tokens of <think> rows; 1 = neutral
+        self.route_detach = route_detach  # the route term from stop-gradient trunk features (extra_loss)
         self.cot_aux = cot_aux if method not in ("always_cot", "never_cot") else 0  # extra forced-CoT rollouts
         self.sigma = RunningRMS(sigma0, sigma_decay)
         self.step_stats: dict[str, float] = {}
@@ -305,14 +331,38 @@ class SteerPlugin(Plugin):
         return out
 
     def token_weights(self, ctx: LossContext) -> TokenWeights | None:
-        if self.route_weight == 1.0 and self.cot_weight == 1.0:
+        if self.route_weight == 1.0 and self.cot_weight == 1.0 and not self.route_detach:
             return None
         w = torch.ones_like(ctx.mask)
         if self.cot_weight != 1.0:
             think = ctx.state.task.tokenizer.stoi[THINK]
             w[ctx.batch.response[:, 0] == think, 1:] = self.cot_weight
-        w[:, 0] = self.route_weight
+        w[:, 0] = 0.0 if self.route_detach else self.route_weight  # detached: the route term is in extra_loss
         return TokenWeights(weight=w)
+
+    def extra_loss(self, ctx: LossContext) -> torch.Tensor | None:
+        """With ``route_detach``: ω × the route token's clipped surrogate on stop-gradient trunk features, over the
+        same token-mean denominator as the main loss (the trainer runs steer without micro-batches)."""
+        if not self.route_detach:
+            return None
+        cfg = ctx.state.cfg
+        lp = detached_route_logp(
+            ctx.state.model, ctx.batch.prompt, ctx.batch.prompt_mask, ctx.batch.response[:, 0], cfg.temperature
+        )
+        loss, _, _ = policy_loss(
+            lp[:, None],
+            ctx.old_logp[:, :1],
+            ctx.adv[:, :1],
+            ctx.mask[:, :1],
+            None,
+            cfg.eps_low,
+            cfg.eps_high,
+            cfg.dual_clip,
+            "token-mean",
+            None,
+            ctx.mask.sum(),
+        )
+        return self.route_weight * loss
 
     def on_step_end(self, stats: dict[str, float], state: Any) -> dict[str, float] | None:
         return dict(self.step_stats)

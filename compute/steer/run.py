@@ -234,7 +234,7 @@ _NOT_IN_KEY = ("device", "threads")
 
 
 # fields added after policies were saved, with the value every earlier policy implicitly had
-_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"scenes": "v1", "cot_weight": 1.0, "cot_aux": 0}
+_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"scenes": "v1", "cot_weight": 1.0, "cot_aux": 0, "route_detach": False}
 
 
 def policy_name(cfg: SteerConfig) -> str:

@@ -292,3 +292,65 @@ def test_route_and_cot_content_weights() -> None:
     assert torch.equal(w[:, 0], torch.ones(3)) and float(w.sum()) == 3 + 3 * 3 * 2 + 3
     w = SteerPlugin(route_weight=0.0).token_weights(ctx).weight  # the diagnostic: the route token leaves the loss
     assert torch.equal(w[:, 0], torch.zeros(3)) and torch.equal(w[:, 1:], torch.ones(3, 3))
+
+
+def _route_grads(route_detach: bool, adv_rows: str) -> tuple[float, dict[str, torch.Tensor], torch.Tensor, object]:
+    """A micro policy, two scenes with <think> forced on two rollouts and <direct> on two; advantages only on the
+    route token (``adv_rows="route"``) or only on the content; returns the loss, the gradients, the detached
+    route log-probs and the batch."""
+    from compute.core.lm.model import LMConfig, TinyLM
+    from compute.core.rl.plugins import RolloutSpec
+    from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
+    from compute.core.tasks.base import split_rng
+    from compute.steer.plugin import SteerPlugin, detached_route_logp
+    from compute.steer.task import DrivingTask
+
+    torch.manual_seed(0)
+    task = DrivingTask(cot="rel", scenes="v2")
+    tok = task.tokenizer
+    model = TinyLM(LMConfig.sized("micro", tok.vocab_size, max_len=512))
+    cfg = GRPOConfig(max_new=6, n_eval=1, seed=0)
+    plug = SteerPlugin("steer", route_weight=4.0, route_detach=route_detach)
+    tr = GRPOTrainer(model, task, cfg, [plug])
+    probs = task.sample(2, split_rng(3, "train"), "train")
+    specs = [
+        RolloutSpec(task.prompt(p), 2, p, i, force_prefix=[tok.stoi[r]])
+        for i, p in enumerate(probs)
+        for r in (THINK, DIRECT)
+    ]
+    batch = tr._generate(specs, 0)
+    n, R = batch.response.shape
+    adv = torch.zeros(n, R)
+    if adv_rows == "route":
+        adv[:, 0] = torch.linspace(-0.5, 1.0, n)
+    else:
+        adv[:, 1:] = torch.linspace(-0.5, 1.0, n)[:, None]
+    batch.adv = adv * batch.response_mask
+    tr.recompute_old(batch)
+    tr.model.zero_grad(set_to_none=True)
+    loss, _ = tr.minibatch_loss(batch, backward=True)
+    grads = {k: (p.grad.clone() if p.grad is not None else torch.zeros_like(p)) for k, p in model.named_parameters()}
+    with torch.no_grad():
+        lp = detached_route_logp(model, batch.prompt, batch.prompt_mask, batch.response[:, 0], cfg.temperature)
+    return float(loss), grads, lp, batch
+
+
+def test_detached_route_moves_only_the_output_rows_and_keeps_the_loss() -> None:
+    """``route_detach``: the same loss value and the same route log-probs; a route-only advantage leaves every
+    trunk parameter without gradient (the attached route token moves them) and moves the <think> / <direct>
+    output rows most; a content-only advantage gives exactly the attached gradients."""
+    tok = make_tokenizer()
+    think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+    loss_a, g_a, lp, batch = _route_grads(False, "route")
+    loss_d, g_d, _, _ = _route_grads(True, "route")
+    assert loss_d == pytest.approx(loss_a, abs=1e-6) and loss_a != 0.0
+    assert torch.allclose(lp, batch.old_logp[:, 0], atol=1e-5)  # the detached features give the sampled log-probs
+    trunk = [k for k in g_a if k != "emb.weight"]
+    assert all(float(g_d[k].abs().max()) == 0.0 for k in trunk)
+    assert sum(float(g_a[k].abs().sum()) for k in trunk) > 0
+    rows = g_d["emb.weight"].norm(dim=1)
+    assert float(rows.max()) > 0 and set(torch.topk(rows, 2).indices.tolist()) == {think, direct}
+    loss_a, g_a, _, _ = _route_grads(False, "content")
+    loss_d, g_d, _, _ = _route_grads(True, "content")
+    assert loss_d == pytest.approx(loss_a, abs=1e-7)
+    assert all(torch.allclose(g_a[k], g_d[k], atol=1e-8) for k in g_a)
