@@ -1,0 +1,113 @@
+"""Is the hidden tier linearly readable from the trunk's features at the route position?  A linear probe per layer.
+
+    PYTHONPATH=. .venv/bin/python bench/steer_route_probe.py PARAMS_JSON [--n 4000] [--policy NAME]
+
+Loads the SFT checkpoint of PARAMS_JSON (the ``bench/steer_rl.py`` base parameters; built if missing) or a saved
+policy, takes the first ``n`` held-out scenes of seed 0's stream, and collects each block's output at the last prompt
+position (where the route token is read) and the final normed features (what ``route_detach`` reads the route from).
+On each it fits an L2-regularised logistic regression (features standardised on the fitting half; L-BFGS) on half
+the scenes and reports held-out accuracy on the other half for two labels: hard vs not, and the three tiers, beside
+the majority class.  For the final normed features it prints how their squared norm splits: the squared norm of
+their mean, the total variance around it, and the part of that variance between the tiers' means.  It also prints the policy's own route belief p_c per tier and its Spearman with the tier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+import torch
+
+from compute.core.lm.model import positions_from_valid
+from compute.core.lm.sampling import left_pad
+from compute.core.tasks.base import split_rng
+from compute.steer.config import SteerConfig
+from compute.steer.evaluate import route_probs, spearman
+from compute.steer.inspector import load_policy
+from compute.steer.scenes import TIERS
+from compute.steer.sft import load_or_build
+from compute.steer.traces import DIRECT, THINK
+
+
+@torch.no_grad()
+def features(model, prompts: list[list[int]], batch: int = 256) -> list[np.ndarray]:
+    """[layer outputs at the last prompt position …, final normed features], each [N, d]."""
+    out: list[list[torch.Tensor]] = []
+    for i in range(0, len(prompts), batch):
+        tok, mask = left_pad(prompts[i : i + batch], 0, model.device)
+        _, hidden = model(tok, positions_from_valid(mask), mask, return_hidden=True)
+        last = [h[:, -1] for h in hidden] + [model.ln_f(hidden[-1][:, -1])]
+        out.append(last)
+    return [torch.cat([o[j] for o in out]).float().numpy() for j in range(len(out[0]))]
+
+
+def probe(x: np.ndarray, y: np.ndarray, l2: float = 1e-2) -> float:
+    """Held-out accuracy of a multinomial logistic regression fitted on the first half, tested on the second."""
+    h = len(y) // 2
+    mu, sd = x[:h].mean(0), x[:h].std(0) + 1e-6
+    xt = torch.tensor((x - mu) / sd, dtype=torch.float64)
+    yt = torch.tensor(y)
+    k = int(y.max()) + 1
+    w = torch.zeros(x.shape[1], k, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(k, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], max_iter=500, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(xt[:h] @ w + b, yt[:h]) + l2 * (w * w).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        return float(((xt[h:] @ w + b).argmax(-1) == yt[h:]).double().mean())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("params")
+    ap.add_argument("--n", type=int, default=4000)
+    ap.add_argument("--policy", default=None)
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    cfg = SteerConfig.from_params(json.loads(a.params))
+    data_dir = os.environ.get("STEER_DATA_DIR", "data")
+    if a.policy:
+        model, task, _ = load_policy(a.policy, data_dir)
+    else:
+        res = load_or_build(cfg.sft_config(), data_dir)
+        model, task = res.model, res.task
+    model.eval()
+    problems = task.sample(a.n, split_rng(0, "test"), "test")
+    tiers = np.array([TIERS.index(p.data["tier"]) for p in problems])
+    prompts = [task.prompt(p) for p in problems]
+    tok = task.tokenizer
+    pc, _ = route_probs(model, prompts, tok.stoi[THINK], tok.stoi[DIRECT])
+    print(
+        f"{a.policy or 'SFT'}: {a.n} scenes; p_c per tier",
+        {t: round(float(pc[tiers == i].mean()), 3) for i, t in enumerate(TIERS)},
+        f"Spearman {spearman(tiers, pc):+.3f}",
+    )
+    hard = (tiers == TIERS.index("hard")).astype(int)
+    h = a.n // 2
+    maj_h = max(hard[h:].mean(), 1 - hard[h:].mean())
+    maj_t = max(float((tiers[h:] == i).mean()) for i in range(len(TIERS)))
+    print(f"majority class: hard vs not {maj_h:.3f}, three tiers {maj_t:.3f}")
+    print("features                 hard vs not   three tiers")
+    feats = features(model, prompts)
+    f = feats[-1].astype(np.float64)
+    mu = f.mean(0)
+    between = sum((tiers == i).mean() * float(((f[tiers == i].mean(0) - mu) ** 2).sum()) for i in range(len(TIERS)))
+    print(
+        f"final normed features: |mean|^2 {float(mu @ mu):.1f}, total variance {float(((f - mu) ** 2).sum(1).mean()):.1f}"
+        f", between-tier variance {between:.2f}"
+    )
+    for j, x in enumerate(feats):
+        name = f"block {j + 1} output" if j < len(feats) - 1 else "final normed (route_detach)"
+        print(f"{name:<26} {probe(x, hard):>9.3f} {probe(x, tiers):>13.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
