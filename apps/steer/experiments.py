@@ -168,8 +168,8 @@ def _routing() -> list[Any]:
             False,
             label="route on detached trunk features",
             help="design, not in the paper: the route token's loss term is computed with the trunk's features "
-            "detached, so route learning moves only the output rows of <think> / <direct>, never the layers the "
-            "plans use; same for every method",
+            "detached, so route learning moves only the tied output embedding (mostly the <think> / <direct> "
+            "rows), never the layers the plans use; same for every method",
             group="Routing",
         ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
