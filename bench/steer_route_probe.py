@@ -10,7 +10,8 @@ the scenes and reports held-out accuracy on the other half for two labels: hard 
 the majority class.  For the final normed features it prints how their squared norm splits: the squared norm of
 their mean, the total variance around it, and the part of that variance between the tiers' means.  With
 ``--readout-steps N`` it also fits the route readout itself to the hard label (``readout_fit``): the best case for
-a route learned on these features at the RL learning rate, tied rows against a separate centred head.  It also prints the policy's own route belief p_c per tier and its Spearman with the tier.
+a route learned on these features at the RL learning rate, tied rows against a separate centred head.  It also
+prints the policy's own route belief p_c per tier and its Spearman with the tier.
 """
 
 from __future__ import annotations
@@ -22,26 +23,22 @@ import os
 import numpy as np
 import torch
 
-from compute.core.lm.model import positions_from_valid
 from compute.core.lm.sampling import left_pad
 from compute.core.tasks.base import split_rng
 from compute.steer.config import SteerConfig
 from compute.steer.evaluate import route_probs, spearman
 from compute.steer.inspector import load_policy
+from compute.steer.plugin import route_features
 from compute.steer.scenes import TIERS
 from compute.steer.sft import load_or_build
 from compute.steer.traces import DIRECT, THINK
 
 
-@torch.no_grad()
 def features(model, prompts: list[list[int]], batch: int = 256) -> list[np.ndarray]:
-    """[layer outputs at the last prompt position …, final normed features], each [N, d]."""
-    out: list[list[torch.Tensor]] = []
-    for i in range(0, len(prompts), batch):
-        tok, mask = left_pad(prompts[i : i + batch], 0, model.device)
-        _, hidden = model(tok, positions_from_valid(mask), mask, return_hidden=True)
-        last = [h[:, -1] for h in hidden] + [model.ln_f(hidden[-1][:, -1])]
-        out.append(last)
+    """``route_features`` of every prompt, in batches: [block outputs …, final normed features], each [N, d]."""
+    out = [
+        route_features(model, *left_pad(prompts[i : i + batch], 0, model.device)) for i in range(0, len(prompts), batch)
+    ]
     return [torch.cat([o[j] for o in out]).float().numpy() for j in range(len(out[0]))]
 
 
@@ -142,7 +139,6 @@ def main() -> None:
     maj_h = max(hard[h:].mean(), 1 - hard[h:].mean())
     maj_t = max(float((tiers[h:] == i).mean()) for i in range(len(TIERS)))
     print(f"majority class: hard vs not {maj_h:.3f}, three tiers {maj_t:.3f}")
-    print("features                 hard vs not   three tiers")
     feats = features(model, prompts)
     f = feats[-1].astype(np.float64)
     mu = f.mean(0)
@@ -151,6 +147,7 @@ def main() -> None:
         f"final normed features: |mean|^2 {float(mu @ mu):.1f}, total variance {float(((f - mu) ** 2).sum(1).mean()):.1f}"
         f", between-tier variance {between:.2f}"
     )
+    print("features                 hard vs not   three tiers")
     for j, x in enumerate(feats):
         name = f"block {j + 1} output" if j < len(feats) - 1 else "final normed (route_detach)"
         print(f"{name:<26} {probe(x, hard):>9.3f} {probe(x, tiers):>13.3f}", flush=True)

@@ -123,15 +123,21 @@ def steer_advantages(
     return RouteCredit(np.where(is_cot, a, -a), content, float(delta))
 
 
+@torch.no_grad()
+def route_features(model: Any, prompt: torch.Tensor, prompt_mask: torch.Tensor) -> list[torch.Tensor]:
+    """Without gradient, at the last prompt position (where the route token is read; prompts are left-padded): each
+    block's output, then the final normed features the output embedding reads, each [N, d]."""
+    valid = prompt_mask.bool()
+    _, hidden = model(prompt, positions_from_valid(valid), valid, return_hidden=True)
+    return [h[:, -1] for h in hidden] + [model.ln_f(hidden[-1][:, -1])]
+
+
 def detached_route_logp(
     model: Any, prompt: torch.Tensor, prompt_mask: torch.Tensor, route: torch.Tensor, temperature: float = 1.0
 ) -> torch.Tensor:
-    """log π(route | scene) [N] at the last prompt position (prompts are left-padded) from the final normed features
-    computed without gradient: its gradient reaches only the tied output embedding."""
-    valid = prompt_mask.bool()
-    with torch.no_grad():
-        _, hidden = model(prompt, positions_from_valid(valid), valid, return_hidden=True)
-        feats = model.ln_f(hidden[-1][:, -1])
+    """log π(route | scene) [N] from the final normed features computed without gradient (``route_features``): its
+    gradient reaches only the tied output embedding."""
+    feats = route_features(model, prompt, prompt_mask)[-1]
     t = temperature if temperature > 0 else 1.0
     lp = F.log_softmax((feats @ model.emb.weight.T).float() / t, dim=-1)
     return lp.gather(-1, route[:, None]).squeeze(-1)
