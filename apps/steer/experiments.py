@@ -172,6 +172,18 @@ def _routing() -> list[Any]:
             "rows), never the layers the plans use; same for every method",
             group="Routing",
         ),
+        Float(
+            "route_head_lr",
+            0.0,
+            min=0.0,
+            max=0.1,
+            label="separate route head: learning rate",
+            help="design, not in the paper: > 0 adds a route readout of its own (an offset on the route log-odds "
+            "from centred final features, zero at the start) trained by its own Adam at this rate; the route term "
+            "then trains only that head. Needs a forced-route method (not GRPO over both routes / length penalty / "
+            "on-policy STEER); 0 = off",
+            group="Routing",
+        ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),
         Str("oracle_tiers", "hard", max_length=40, label="label router: tiers sent to <think>", group="Routing"),
     ]

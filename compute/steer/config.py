@@ -46,6 +46,7 @@ class SteerConfig(CheckpointFields):
     cot_weight: float = 1.0  # κ on the content tokens of <think> rows (every method alike)
     cot_aux: int = 0  # extra forced-<think> rollouts per scene, content-only (design; 0 = off)
     route_detach: bool = False  # the route term on stop-gradient trunk features (design; off)
+    route_head_lr: float = 0.0  # > 0: a separate route head with its own Adam at this lr (design; 0 = off)
     # RL
     steps: int = 60
     prompts_per_step: int = 16

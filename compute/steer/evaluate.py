@@ -13,19 +13,65 @@ from compute.steer.scenes import TIERS, scene_kind
 from compute.steer.traces import DIRECT, THINK
 
 
+class RouteHead(torch.nn.Module):
+    """A separate route readout (design, ``route_head_lr`` > 0; not in the paper): an offset u·(f − μ) + c added to
+    the first-token route log-odds log π(<think>) − log π(<direct>), f the final normed features at the route
+    position, μ a fixed centre (the SFT features' mean over training scenes: the features' common part is ~30× their
+    spread, which a head on raw features would first have to cancel).  u = c = 0 at the start, so p_c starts at
+    the SFT router's.  It is attached to the model unregistered (``attach_route_head``): the core's optimizer, grad
+    clipping and ``state_dict`` stay the LM's own; the trainer steps it with its own Adam and learning rate."""
+
+    def __init__(self, centre: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("centre", centre.detach().float().clone())
+        self.u = torch.nn.Parameter(torch.zeros_like(self.centre))
+        self.c = torch.nn.Parameter(torch.zeros(()))
+
+    def forward(self, feats: torch.Tensor) -> torch.Tensor:
+        return (feats.float() - self.centre) @ self.u + self.c
+
+
+def attach_route_head(model: Any, head: RouteHead | None) -> None:
+    """Set (or with None remove) ``model``'s route head without registering it as a submodule."""
+    if head is None:
+        model.__dict__.pop("route_head", None)
+    else:
+        model.__dict__["route_head"] = head.to(model.device)
+
+
+def route_head(model: Any) -> RouteHead | None:
+    return model.__dict__.get("route_head")
+
+
+def route_logodds(model: Any, tok: torch.Tensor, mask: torch.Tensor, think_id: int, direct_id: int, t: float = 1.0):
+    """(log-odds ℓ of <think> against <direct>, log-probs of the first position) [N], [N, V]: ℓ = (z_think −
+    z_direct)/t from the prefill's last position, plus the route head's offset when one is attached."""
+    head = route_head(model)
+    pos = positions_from_valid(mask)
+    if head is None:
+        z = model(tok, pos, mask)[:, -1].float() / t
+    else:
+        z, hidden = model(tok, pos, mask, return_hidden=True)
+        z = z[:, -1].float() / t
+    lp = torch.log_softmax(z, -1)
+    ell = lp[:, think_id] - lp[:, direct_id]
+    if head is not None:
+        ell = ell + head(model.ln_f(hidden[-1][:, -1]))
+    return ell, lp
+
+
 @torch.no_grad()
 def route_probs(model: Any, prompts: list[list[int]], think_id: int, direct_id: int, temperature: float = 1.0):
     """(p_c, mass) [N] from the prefill's first-token distribution: p_c = π(<think>) / (π(<think>) + π(<direct>)),
-    the router's binary belief, and mass = π(<think>) + π(<direct>), how much of the first position the two route
-    tokens still hold."""
+    the router's binary belief (with the route head's offset on its log-odds when one is attached), and mass =
+    π(<think>) + π(<direct>), how much of the first position the two route tokens still hold."""
     tok, mask = left_pad(prompts, 0, model.device)
     was = model.training
     model.eval()
-    z = model(tok, positions_from_valid(mask), mask)[:, -1].float() / (temperature if temperature > 0 else 1.0)
+    ell, lp = route_logodds(model, tok, mask, think_id, direct_id, temperature if temperature > 0 else 1.0)
     if was:
         model.train()
-    lp = torch.log_softmax(z, -1)
-    pc = torch.sigmoid(lp[:, think_id] - lp[:, direct_id]).cpu().numpy()
+    pc = torch.sigmoid(ell).cpu().numpy()
     return pc, (lp[:, think_id].exp() + lp[:, direct_id].exp()).cpu().numpy()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from compute.steer.evaluate import rollout_eval, spearman, summarise
+from compute.steer.evaluate import RouteHead, attach_route_head, rollout_eval, spearman, summarise
 from compute.steer.scenes import TIERS
 from compute.steer.sft import SteerSFTConfig, load_or_build
 from compute.steer.sim import (
@@ -59,6 +59,10 @@ def load_policy(name: str, data_dir: str | Path, reporter: Any = None, device: s
     blob = torch.load(path, map_location=device, weights_only=False)
     res = load_or_build(SteerSFTConfig(**blob["sft"]), data_dir, reporter, device)
     res.model.load_state_dict(blob["state_dict"])
+    if "route_head" in blob:
+        head = RouteHead(blob["route_head"]["centre"])
+        head.load_state_dict(blob["route_head"])
+        attach_route_head(res.model, head)
     res.model.eval()
     return res.model, res.task, {"params": blob["params"], "summary": blob["summary"], "sft": res.path.name}
 

@@ -37,6 +37,11 @@ stopped (``detached_route_logp``), so the route's updates reach only the tied ou
 <think> and <direct>, and never the layers the plans are computed with.  The forward values (p_c, ratios, the loss)
 are unchanged; only where the route's gradient goes differs.
 
+``route_head_lr`` (config; design, default 0 = off; not in the paper): a separate route readout (``RouteHead``: an
+offset on the route log-odds from centred final features) stepped by its own Adam at this learning rate; the route
+term then trains only the head (the tied rows and the trunk get none of it), as ``route_detach`` does, but at a
+rate of its own: the offline readout fit separated the tiers only at 20–200× the RL learning rate.
+
 ``cot_weight`` (design, default 1 = neutral): κ on the content tokens (trace and plan, every position after the
 route token) of the rows that took <think>, every method alike.  STEER spends most late updates on the direct route
 (CoT is ~30 % of its samples once it routes), so the trace-conditioned plans get a smaller share of each Adam step
@@ -63,7 +68,7 @@ import torch.nn.functional as F
 from compute.core.lm.model import positions_from_valid
 from compute.core.rl.loss import policy_loss
 from compute.core.rl.plugins import LossContext, Plugin, RolloutSpec, TokenWeights
-from compute.steer.evaluate import h2, route_probs
+from compute.steer.evaluate import h2, route_head, route_probs
 from compute.steer.scenes import TIERS
 from compute.steer.traces import DIRECT, THINK
 
@@ -141,6 +146,25 @@ def detached_route_logp(
     t = temperature if temperature > 0 else 1.0
     lp = F.log_softmax((feats @ model.emb.weight.T).float() / t, dim=-1)
     return lp.gather(-1, route[:, None]).squeeze(-1)
+
+
+def head_route_logp(
+    model: Any,
+    prompt: torch.Tensor,
+    prompt_mask: torch.Tensor,
+    route: torch.Tensor,
+    think_id: int,
+    direct_id: int,
+    temperature: float = 1.0,
+) -> torch.Tensor:
+    """log p(route | scene) [N] under the binary router with the route head (``RouteHead``): p_c = σ(ℓ), ℓ the
+    first-token log-odds of <think> against <direct> on features and output rows without gradient plus the head's
+    offset, so the gradient reaches only the head."""
+    feats = route_features(model, prompt, prompt_mask)[-1]
+    w = model.emb.weight.detach()
+    t = temperature if temperature > 0 else 1.0
+    ell = (feats @ (w[think_id] - w[direct_id])).float() / t + route_head(model)(feats)
+    return F.logsigmoid(torch.where(route == think_id, ell, -ell))
 
 
 class RunningRMS:
@@ -337,27 +361,43 @@ class SteerPlugin(Plugin):
         return out
 
     def token_weights(self, ctx: LossContext) -> TokenWeights | None:
-        if self.route_weight == 1.0 and self.cot_weight == 1.0 and not self.route_detach:
+        own_route_term = self.route_detach or route_head(ctx.state.model) is not None
+        if self.route_weight == 1.0 and self.cot_weight == 1.0 and not own_route_term:
             return None
         w = torch.ones_like(ctx.mask)
         if self.cot_weight != 1.0:
             think = ctx.state.task.tokenizer.stoi[THINK]
             w[ctx.batch.response[:, 0] == think, 1:] = self.cot_weight
-        w[:, 0] = 0.0 if self.route_detach else self.route_weight  # detached: the route term is in extra_loss
+        w[:, 0] = 0.0 if own_route_term else self.route_weight  # detached / head: the route term is in extra_loss
         return TokenWeights(weight=w)
 
     def extra_loss(self, ctx: LossContext) -> torch.Tensor | None:
         """With ``route_detach``: ω × the route token's clipped surrogate on stop-gradient trunk features, over the
-        same token-mean denominator as the main loss (the trainer runs steer without micro-batches)."""
-        if not self.route_detach:
+        same token-mean denominator as the main loss (the trainer runs steer without micro-batches).  With a route
+        head: the same term on the binary router's log p(route) (``head_route_logp``), whose gradient reaches only
+        the head; its old log-prob is the current one (one update per batch: ``ppo_epochs`` 1, checked by the
+        trainer), so the ratio is 1 and the term is −ω·Â·log p(route) / Σmask."""
+        model, cfg, route = ctx.state.model, ctx.state.cfg, ctx.batch.response[:, 0]
+        if route_head(model) is not None:
+            tok = ctx.state.task.tokenizer
+            lp = head_route_logp(
+                model,
+                ctx.batch.prompt,
+                ctx.batch.prompt_mask,
+                route,
+                tok.stoi[THINK],
+                tok.stoi[DIRECT],
+                cfg.temperature,
+            )
+            old = lp.detach()[:, None]
+        elif self.route_detach:
+            lp = detached_route_logp(model, ctx.batch.prompt, ctx.batch.prompt_mask, route, cfg.temperature)
+            old = ctx.old_logp[:, :1]
+        else:
             return None
-        cfg = ctx.state.cfg
-        lp = detached_route_logp(
-            ctx.state.model, ctx.batch.prompt, ctx.batch.prompt_mask, ctx.batch.response[:, 0], cfg.temperature
-        )
         loss, _, _ = policy_loss(
             lp[:, None],
-            ctx.old_logp[:, :1],
+            old,
             ctx.adv[:, :1],
             ctx.mask[:, :1],
             None,

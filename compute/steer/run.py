@@ -21,11 +21,21 @@ from typing import Any
 import numpy as np
 import torch
 
+from compute.core.lm.optim import AdamW
+from compute.core.lm.sampling import left_pad
 from compute.core.rl.trainer import GRPOTrainer
 from compute.core.runtime import resolve_device, seed_everything
 from compute.core.tasks.base import split_rng
 from compute.steer.config import METHOD_LABELS, SteerConfig
-from compute.steer.evaluate import rollout_eval, route_audit, spearman, summarise
+from compute.steer.evaluate import (
+    RouteHead,
+    attach_route_head,
+    rollout_eval,
+    route_audit,
+    route_head,
+    spearman,
+    summarise,
+)
 from compute.steer.inspector import (
     POLICY_DIR,
     ROUTES,
@@ -35,7 +45,7 @@ from compute.steer.inspector import (
     load_policy,
     pc_hist_fig,
 )
-from compute.steer.plugin import METHODS
+from compute.steer.plugin import METHODS, route_features
 from compute.steer.scenes import TIERS
 from compute.steer.sft import load_or_build
 from compute.steer.traces import DIRECT, THINK
@@ -47,9 +57,16 @@ class SteerTrainer(GRPOTrainer):
     """GRPOTrainer whose held-out evaluation is the driving one: greedy route (or the method's forced route) and
     greedy plan on fixed test scenes; ``acc/heldout`` is the mean reward score."""
 
-    def __init__(self, *a: Any, route: str | None = None, **kw: Any) -> None:
+    def __init__(self, *a: Any, route: str | None = None, route_lr: float = 0.0, **kw: Any) -> None:
         super().__init__(*a, **kw)
         self.route = route
+        head = route_head(self.model)
+        if head is not None:  # the route head: its own Adam beside the LM's (the plug-in's extra_loss)
+            if self.cfg.ppo_epochs != 1 or self.cfg.mini_batches != 1:
+                raise ValueError(
+                    "the route head's term takes its old log-prob from the same update: one epoch, one batch"
+                )
+            self.opt = _WithHead(self.opt, AdamW(head.parameters(), lr=route_lr, betas=(0.9, 0.99), weight_decay=0.0))
 
     def evaluate(self, problems: list[Any] | None = None, batch: int = 256) -> dict[str, float]:
         probs = problems if problems is not None else self.eval_problems[: self.cfg.n_eval]
@@ -57,6 +74,28 @@ class SteerTrainer(GRPOTrainer):
         out = summarise(rows, "eval/")
         out["acc/heldout"] = float(np.mean([r["reward"] for r in rows]))
         return out
+
+
+class _WithHead:
+    """The LM's optimizer (whose ``param_groups`` schedules see) stepped together with the route head's."""
+
+    def __init__(self, lm: AdamW, head: AdamW) -> None:
+        self.lm, self.head, self.param_groups = lm, head, lm.param_groups
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        self.lm.zero_grad(set_to_none)
+        self.head.zero_grad(set_to_none)
+
+    def step(self) -> None:
+        self.lm.step()
+        self.head.step()
+
+
+def new_route_head(model: Any, task: Any, seed: int, n: int = 256) -> RouteHead:
+    """A zero route head centred on the mean final features of ``n`` training scenes under ``model``."""
+    probs = task.sample(n, split_rng(seed + 20_000, "train"), "train")
+    tok, mask = left_pad([task.prompt(p) for p in probs], 0, model.device)
+    return RouteHead(route_features(model, tok, mask)[-1].float().mean(0))
 
 
 def _setup(params: dict[str, Any]) -> SteerConfig:
@@ -139,7 +178,13 @@ def train_one(
 
     model = copy.deepcopy(res.model)
     plugin = cfg.plugin(method, lam)
-    trainer = SteerTrainer(model, res.task, cfg.grpo(seed), [plugin], route=FORCED.get(method))
+    if cfg.route_head_lr > 0:
+        if method in ("grpo", "length_penalty") or (method == "steer" and cfg.rollout == "on_policy"):
+            raise ValueError(f"route_head_lr needs a method that forces the route; {method} samples it from the LM")
+        attach_route_head(model, new_route_head(model, res.task, seed))
+    trainer = SteerTrainer(
+        model, res.task, cfg.grpo(seed), [plugin], route=FORCED.get(method), route_lr=cfg.route_head_lr
+    )
     rep = reporter if stream else None
     if stream:
         reporter.scalars(0, trainer.evaluate())
@@ -234,7 +279,13 @@ _NOT_IN_KEY = ("device", "threads")
 
 
 # fields added after policies were saved, with the value every earlier policy implicitly had
-_ADDED_FIELD_DEFAULTS: dict[str, Any] = {"scenes": "v1", "cot_weight": 1.0, "cot_aux": 0, "route_detach": False}
+_ADDED_FIELD_DEFAULTS: dict[str, Any] = {
+    "scenes": "v1",
+    "cot_weight": 1.0,
+    "cot_aux": 0,
+    "route_detach": False,
+    "route_head_lr": 0.0,
+}
 
 
 def policy_name(cfg: SteerConfig) -> str:
@@ -259,6 +310,8 @@ def save_policy(model: Any, cfg: SteerConfig, res: Any, summary: dict[str, Any],
         "summary": dict(summary),
         "state_dict": model.state_dict(),
     }
+    if route_head(model) is not None:
+        blob["route_head"] = route_head(model).state_dict()
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     torch.save(blob, tmp)
     os.replace(tmp, path)

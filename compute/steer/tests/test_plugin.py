@@ -281,7 +281,7 @@ def test_route_and_cot_content_weights() -> None:
     ctx = SimpleNamespace(
         mask=torch.ones(3, 4),
         batch=SimpleNamespace(response=response),
-        state=SimpleNamespace(task=SimpleNamespace(tokenizer=tok)),
+        state=SimpleNamespace(task=SimpleNamespace(tokenizer=tok), model=SimpleNamespace()),  # no route head
     )
     assert SteerPlugin().token_weights(ctx) is None  # both neutral: plain token-mean
     w = SteerPlugin(route_weight=4.0, cot_weight=2.5).token_weights(ctx).weight
@@ -354,3 +354,60 @@ def test_detached_route_moves_only_the_output_rows_and_keeps_the_loss() -> None:
     loss_d, g_d, _, _ = _route_grads(True, "content")
     assert loss_d == pytest.approx(loss_a, abs=1e-7)
     assert all(torch.allclose(g_a[k], g_d[k], atol=1e-8) for k in g_a)
+
+
+def test_route_head_starts_at_the_router_and_alone_takes_the_route_term() -> None:
+    """A zero route head leaves p_c as the first-token router's and is not one of the LM's parameters; the binary
+    log p(route) it trains equals log p_c / log(1 − p_c) of ``route_probs``; a route-only advantage gives no LM
+    parameter a gradient, and the head's bias the closed form −ω/Σmask · Σᵢ Âᵢ (1[routeᵢ = <think>] − p_c,ᵢ)."""
+    from compute.core.lm.model import LMConfig, TinyLM
+    from compute.core.rl.plugins import RolloutSpec
+    from compute.core.rl.trainer import GRPOConfig, GRPOTrainer
+    from compute.core.tasks.base import split_rng
+    from compute.steer.evaluate import attach_route_head, route_probs
+    from compute.steer.plugin import SteerPlugin, head_route_logp
+    from compute.steer.run import new_route_head
+    from compute.steer.task import DrivingTask
+
+    torch.manual_seed(0)
+    task = DrivingTask(cot="rel", scenes="v2")
+    tok = task.tokenizer
+    think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+    model = TinyLM(LMConfig.sized("micro", tok.vocab_size, max_len=512))
+    probs = task.sample(2, split_rng(3, "train"), "train")
+    prompts = [task.prompt(p) for p in probs]
+    pc0, _ = route_probs(model, prompts, think, direct)
+    keys = set(model.state_dict())
+    n_params = len(list(model.parameters()))
+    attach_route_head(model, new_route_head(model, task, seed=0, n=16))
+    assert set(model.state_dict()) == keys and len(list(model.parameters())) == n_params
+    pc1, _ = route_probs(model, prompts, think, direct)
+    assert np.allclose(pc0, pc1, atol=1e-6)
+
+    cfg = GRPOConfig(max_new=6, n_eval=1, seed=0)
+    tr = GRPOTrainer(model, task, cfg, [SteerPlugin("steer", route_weight=4.0)])
+    specs = [
+        RolloutSpec(prm, 2, p, i, force_prefix=[tok.stoi[r]])
+        for i, (prm, p) in enumerate(zip(prompts, probs, strict=True))
+        for r in (THINK, DIRECT)
+    ]
+    batch = tr._generate(specs, 0)
+    n, R = batch.response.shape
+    adv = torch.zeros(n, R)
+    adv[:, 0] = torch.linspace(-0.5, 1.0, n)
+    batch.adv = adv * batch.response_mask
+    tr.recompute_old(batch)
+    route = batch.response[:, 0]
+    with torch.no_grad():
+        lp = head_route_logp(model, batch.prompt, batch.prompt_mask, route, think, direct)
+    pc_rows = torch.tensor(np.repeat(pc1, 4), dtype=torch.float32)
+    is_think = (route == think).float()
+    assert torch.allclose(lp.exp(), torch.where(route == think, pc_rows, 1 - pc_rows), atol=1e-5)
+    head = model.route_head
+    model.zero_grad(set_to_none=True)
+    head.zero_grad(set_to_none=True)
+    tr.minibatch_loss(batch, backward=True)
+    assert all(p.grad is None or float(p.grad.abs().max()) == 0.0 for p in model.parameters())
+    want = -4.0 / float(batch.response_mask.sum()) * float((adv[:, 0] * (is_think - pc_rows)).sum())
+    assert float(head.c.grad) == pytest.approx(want, rel=1e-4) and want != 0.0
+    assert float(head.u.grad.abs().sum()) > 0
