@@ -82,3 +82,23 @@ async def test_unknown_run_is_refused_and_foreign_origin_rejected():
     )
     connected, _ = await comm.connect()
     assert not connected
+
+
+def test_publish_swallows_channel_errors_but_not_the_soft_time_limit(monkeypatch):
+    """A broken channel layer never fails a run, but the soft time limit raised during a send reaches the runner."""
+    from billiard.exceptions import SoftTimeLimitExceeded
+
+    from apps.lab import events
+
+    class Layer:
+        def __init__(self, exc: BaseException) -> None:
+            self.exc = exc
+
+        async def group_send(self, group: str, message: dict) -> None:
+            raise self.exc
+
+    monkeypatch.setattr(events, "get_channel_layer", lambda: Layer(ConnectionError("redis is down")))
+    events.publish(1, {"kind": "log", "seq": 1, "data": {}})  # logged, not raised
+    monkeypatch.setattr(events, "get_channel_layer", lambda: Layer(SoftTimeLimitExceeded()))
+    with pytest.raises(SoftTimeLimitExceeded):
+        events.publish(1, {"kind": "log", "seq": 2, "data": {}})

@@ -40,13 +40,17 @@ def state_payload(run: Run) -> dict[str, Any]:
 
 
 def publish(run_id: int, event: dict[str, Any]) -> None:
-    """Send one event to the run's group; never let a broken channel layer fail the run."""
+    """Send one event to the run's group; never let a broken channel layer fail the run.  The run's soft time limit
+    (Celery raises it wherever the task is, often inside this send, since every flush publishes) is not a channel
+    failure and goes on to the runner, which ends the run; swallowing it here left the run to the hard kill."""
     layer = get_channel_layer()
     if layer is None:
         return
     try:
         async_to_sync(layer.group_send)(group_name(run_id), {"type": "run.event", "event": event})
-    except Exception:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001
+        if type(exc).__name__ == "SoftTimeLimitExceeded":
+            raise
         log.warning("could not publish event for run %s", run_id, exc_info=True)
 
 
