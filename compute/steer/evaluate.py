@@ -16,8 +16,8 @@ from compute.steer.traces import DIRECT, THINK
 class RouteHead(torch.nn.Module):
     """A separate route readout (design, ``route_head_lr`` > 0; not in the paper): an offset u·(f − μ) + c added to
     the first-token route log-odds log π(<think>) − log π(<direct>), f the final normed features at the route
-    position, μ a fixed centre (the SFT features' mean over training scenes: the features' common part is ~30× their
-    spread, which a head on raw features would first have to cancel).  u = c = 0 at the start, so p_c starts at
+    position, μ a fixed centre (the SFT features' mean over training scenes: its squared norm is ~30× the features' variance
+    around it, a common part a head on raw features would first have to cancel).  u = c = 0 at the start, so p_c starts at
     the SFT router's.  It is attached to the model unregistered (``attach_route_head``): the core's optimizer, grad
     clipping and ``state_dict`` stay the LM's own; the trainer steps it with its own Adam and learning rate."""
 
@@ -31,12 +31,9 @@ class RouteHead(torch.nn.Module):
         return (feats.float() - self.centre) @ self.u + self.c
 
 
-def attach_route_head(model: Any, head: RouteHead | None) -> None:
-    """Set (or with None remove) ``model``'s route head without registering it as a submodule."""
-    if head is None:
-        model.__dict__.pop("route_head", None)
-    else:
-        model.__dict__["route_head"] = head.to(model.device)
+def attach_route_head(model: Any, head: RouteHead) -> None:
+    """Give ``model`` its route head without registering it as a submodule."""
+    model.__dict__["route_head"] = head.to(model.device)
 
 
 def route_head(model: Any) -> RouteHead | None:
