@@ -274,6 +274,15 @@ ROUTE_RL = Experiment(
         "scene set v2: always-CoT (CPU)": {**MEDIUM_V2_RL, "method": "always_cot"},
         "scene set v2: never-CoT (CPU)": {**MEDIUM_V2_RL, "method": "never_cot"},
         "scene set v2: label-supervised router (CPU)": {**MEDIUM_V2_RL, "method": "label_router"},
+        # the one declared batch that met the quality row (docs/papers/steer.md, "The route head at three times the
+        # rate"): κ = 3, ω = 12 and a separate route head at 3e-2 (a design)
+        "scene set v2: STEER with a route head (CPU)": {
+            **MEDIUM_V2_RL,
+            "method": "steer",
+            "cot_weight": 3.0,
+            "route_weight": 12.0,
+            "route_head_lr": 0.03,
+        },
         "scene set v2: on-policy ablation (CPU)": {**MEDIUM_V2_RL, "method": "steer", "rollout": "on_policy"},
         "on-policy ablation": {"rollout": "on_policy"},
         "always-CoT": {"method": "always_cot"},
