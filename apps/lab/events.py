@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from celery.exceptions import SoftTimeLimitExceeded
 from channels.layers import get_channel_layer
 
 from .downsample import downsample
@@ -48,9 +49,9 @@ def publish(run_id: int, event: dict[str, Any]) -> None:
         return
     try:
         async_to_sync(layer.group_send)(group_name(run_id), {"type": "run.event", "event": event})
-    except Exception as exc:  # noqa: BLE001
-        if type(exc).__name__ == "SoftTimeLimitExceeded":
-            raise
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception:  # noqa: BLE001
         log.warning("could not publish event for run %s", run_id, exc_info=True)
 
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from importlib import metadata
 from typing import Any, TextIO
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import connection, transaction
@@ -263,7 +264,7 @@ def execute_run(run_id: int, console: TextIO | None = None, worker: str = "") ->
         except Exception:  # noqa: BLE001
             pass
         reason = f"{type(exc).__name__}: {exc}"
-        if type(exc).__name__ == "SoftTimeLimitExceeded":
+        if isinstance(exc, SoftTimeLimitExceeded):
             reason = "soft time limit exceeded (partial results were saved)"
         run.transition(RunStatus.FAILED, error=reason[:5000], traceback=tb.format_exc())
         if not isinstance(exc, Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from celery.signals import task_failure, worker_ready
 from django.db.models.signals import post_migrate
 from django.dispatch import receiver
@@ -31,9 +32,9 @@ def _task_failed(sender=None, task_id=None, exception=None, args=None, einfo=Non
     if run is None or run.is_terminal:
         return
     reason = f"{type(exception).__name__}: {exception}" if exception else "task failed"
-    if type(exception).__name__ == "SoftTimeLimitExceeded":
+    if isinstance(exception, SoftTimeLimitExceeded):
         reason = "soft time limit exceeded"
-    elif type(exception).__name__ == "TimeLimitExceeded":
+    elif isinstance(exception, TimeLimitExceeded):
         reason = f"hard time limit exceeded ({reason}): the worker process was killed"
     run.transition(RunStatus.FAILED, error=reason, traceback=str(einfo or ""))
     from .events import publish_state
