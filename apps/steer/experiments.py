@@ -274,8 +274,9 @@ ROUTE_RL = Experiment(
         "scene set v2: always-CoT (CPU)": {**MEDIUM_V2_RL, "method": "always_cot"},
         "scene set v2: never-CoT (CPU)": {**MEDIUM_V2_RL, "method": "never_cot"},
         "scene set v2: label-supervised router (CPU)": {**MEDIUM_V2_RL, "method": "label_router"},
-        # the design that met the quality row in two declared batches, one per build (docs/papers/steer.md, "The
-        # route head at three times the rate" and "… on the first build"): κ = 3, ω = 12, route head at 3e-2
+        # the design that met the quality row in three declared batches, on two builds (docs/papers/steer.md, "The
+        # route head at three times the rate", "Confirmation on fresh seeds" and "… on the first build"): κ = 3,
+        # ω = 12, route head at 3e-2
         "scene set v2: STEER with a route head (CPU)": {
             **MEDIUM_V2_RL,
             "method": "steer",
