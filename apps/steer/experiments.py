@@ -284,6 +284,15 @@ ROUTE_RL = Experiment(
             "route_weight": 12.0,
             "route_head_lr": 0.03,
         },
+        # the same at λ = 3e-3: the token row as well (docs/papers/steer.md, "The token row for the head")
+        "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {
+            **MEDIUM_V2_RL,
+            "method": "steer",
+            "cot_weight": 3.0,
+            "route_weight": 12.0,
+            "route_head_lr": 0.03,
+            "lam": 3e-3,
+        },
         "scene set v2: on-policy ablation (CPU)": {**MEDIUM_V2_RL, "method": "steer", "rollout": "on_policy"},
         "on-policy ablation": {"rollout": "on_policy"},
         "always-CoT": {"method": "always_cot"},
