@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-THINK = "<think>"  # compute.steer.traces.THINK (kept literal: the script reads JSON only)
+from compute.steer.traces import THINK
 
 
 def main() -> None:

@@ -81,6 +81,7 @@ MEDIUM_RL = {**MEDIUM_REL, "lr": 5e-5, "route_weight": 4.0, "steps": 150, "eval_
 # (≈ 24 min on one thread) at λ = 2e-3, the λ that routes there (at 1e-3 the shared route logit keeps CoT everywhere)
 MEDIUM_V2 = {**MEDIUM_REL, "sft_tokens": 6_000_000, "scenes": "v2"}
 MEDIUM_V2_RL = {**MEDIUM_V2, "lr": 5e-5, "route_weight": 4.0, "steps": 300, "eval_every": 50, "lam": 2e-3}
+V2_ROUTE_HEAD = {**MEDIUM_V2_RL, "method": "steer", "cot_weight": 3.0, "route_weight": 12.0, "route_head_lr": 0.03}
 # the spec's headline: medium (2.7 M), 300 steps, λ = 1e-3 (a GPU-sized run; SFT ≈ 5 M tokens)
 HEADLINE = {
     "size": "medium",
@@ -277,22 +278,9 @@ ROUTE_RL = Experiment(
         # the design that met the quality row in three declared batches, on two builds (docs/papers/steer.md, "The
         # route head at three times the rate", "Confirmation on fresh seeds" and "… on the first build"): κ = 3,
         # ω = 12, route head at 3e-2
-        "scene set v2: STEER with a route head (CPU)": {
-            **MEDIUM_V2_RL,
-            "method": "steer",
-            "cot_weight": 3.0,
-            "route_weight": 12.0,
-            "route_head_lr": 0.03,
-        },
+        "scene set v2: STEER with a route head (CPU)": V2_ROUTE_HEAD,
         # the same at λ = 3e-3: the token row as well (docs/papers/steer.md, "The token row for the head")
-        "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {
-            **MEDIUM_V2_RL,
-            "method": "steer",
-            "cot_weight": 3.0,
-            "route_weight": 12.0,
-            "route_head_lr": 0.03,
-            "lam": 3e-3,
-        },
+        "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {**V2_ROUTE_HEAD, "lam": 3e-3},
         "scene set v2: on-policy ablation (CPU)": {**MEDIUM_V2_RL, "method": "steer", "rollout": "on_policy"},
         "on-policy ablation": {"rollout": "on_policy"},
         "always-CoT": {"method": "always_cot"},
