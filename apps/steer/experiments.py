@@ -181,8 +181,8 @@ def _routing() -> list[Any]:
             label="separate route head: learning rate",
             help="design, not in the paper: > 0 adds a route readout of its own (an offset on the route log-odds "
             "from centred final features, zero at the start) trained by its own Adam at this rate; the route term "
-            "then trains only that head. Needs a forced-route method (not GRPO over both routes / length penalty / "
-            "on-policy STEER); 0 = off",
+            "then trains only that head. Methods that sample their route (GRPO over both routes, length penalty, "
+            "on-policy STEER) then draw it from the head's p_c; 0 = off",
             group="Routing",
         ),
         Choice("metric", "epdms", choices=[("epdms", "EPDMS-lite"), ("pdms", "PDMS")], label="reward", group="Routing"),

@@ -40,7 +40,10 @@ are unchanged; only where the route's gradient goes differs.
 ``route_head_lr`` (config; design, default 0 = off; not in the paper): a separate route readout (``RouteHead``: an
 offset on the route log-odds from centred final features) stepped by its own Adam at this learning rate; the route
 term then trains only the head (the tied rows and the trunk get none of it), as ``route_detach`` does, but at a
-rate of its own: the offline readout fit separated the tiers only at 20–200× the RL learning rate.
+rate of its own: the offline readout fit separated the tiers only at 20–200× the RL learning rate.  With a head, the
+methods that sample their route (``grpo``, ``length_penalty``, STEER ``on_policy``) draw each rollout's route from
+the head-adjusted p_c (n_c ~ Binomial(G, p_c)) and force it, so every method reads its route through the same head and
+the comparison is one of rollout and credit only; without a head the LM samples its route token as before.
 
 ``cot_weight`` (design, default 1 = neutral): κ on the content tokens (trace and plan, every position after the
 route token) of the rows that took <think>, every method alike.  STEER spends most late updates on the direct route
@@ -217,6 +220,7 @@ class SteerPlugin(Plugin):
         self.route_detach = route_detach  # the route term from stop-gradient trunk features (extra_loss)
         self.cot_aux = cot_aux if method not in ("always_cot", "never_cot") else 0  # extra forced-CoT rollouts
         self.sigma = RunningRMS(sigma0, sigma_decay)
+        self._rng: np.random.Generator | None = None  # samples routes from a route head's p_c (_route_rng)
         self.step_stats: dict[str, float] = {}
         self.scatter: list[tuple[float, float, str]] = []  # (p_c, Δ, tier) of two-route scenes, last steps
 
@@ -234,10 +238,15 @@ class SteerPlugin(Plugin):
         ]
         for s, p, meta in zip(specs, pc, metas, strict=True):
             G = s.n
-            if self.method in ("grpo", "length_penalty") or (self.method == "steer" and self.rollout == "on_policy"):
+            sampled = self.method in ("grpo", "length_penalty") or (
+                self.method == "steer" and self.rollout == "on_policy"
+            )
+            if sampled and route_head(state.model) is None:
                 out.append(RolloutSpec(s.prompt, G, s.problem, s.group_key, s.role, None, {**meta, "q_c": p}))
                 continue
-            if self.method == "always_cot":
+            if sampled:  # the route head's p_c is the route policy: sample each route from it, then force it
+                n_c = int(self._route_rng(state).binomial(G, float(p)))
+            elif self.method == "always_cot":
                 n_c = G
             elif self.method == "never_cot":
                 n_c = 0
@@ -248,7 +257,7 @@ class SteerPlugin(Plugin):
             else:
                 m, n_c = quota(float(p), G, self.beta, self.m_min, self.rollout)
                 quotas.append((meta["u"], m, n_c / G))
-            q_c = n_c / G
+            q_c = float(p) if sampled else n_c / G
             for route, n in ((think, n_c), (direct, G - n_c)):
                 if n > 0:
                     out.append(RolloutSpec(s.prompt, n, s.problem, s.group_key, s.role, [route], {**meta, "q_c": q_c}))
@@ -271,6 +280,12 @@ class SteerPlugin(Plugin):
             state.extra["quota_points"] = q
         self.step_stats = st
         return out
+
+    def _route_rng(self, state: Any) -> np.random.Generator:
+        """The generator that samples routes from the route head's p_c (sampled-route methods with a head)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng([int(state.cfg.seed), 0x57EE])
+        return self._rng
 
     # ---------------------------------------------------------------- rewards
     def assign_rewards(self, batch: Any, rewards: torch.Tensor, state: Any) -> torch.Tensor:

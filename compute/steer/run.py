@@ -179,8 +179,6 @@ def train_one(
     model = copy.deepcopy(res.model)
     plugin = cfg.plugin(method, lam)
     if cfg.route_head_lr > 0:
-        if method in ("grpo", "length_penalty") or (method == "steer" and cfg.rollout == "on_policy"):
-            raise ValueError(f"route_head_lr needs a method that forces the route; {method} samples it from the LM")
         attach_route_head(model, new_route_head(model, res.task, seed))
     trainer = SteerTrainer(
         model, res.task, cfg.grpo(seed), [plugin], route=FORCED.get(method), route_lr=cfg.route_head_lr

@@ -411,3 +411,46 @@ def test_route_head_starts_at_the_router_and_alone_takes_the_route_term() -> Non
     want = -4.0 / float(batch.response_mask.sum()) * float((adv[:, 0] * (is_think - pc_rows)).sum())
     assert float(head.c.grad) == pytest.approx(want, rel=1e-4) and want != 0.0
     assert float(head.u.grad.abs().sum()) > 0
+
+
+@pytest.mark.parametrize(
+    "method,rollout", [("length_penalty", "uncertainty"), ("grpo", "uncertainty"), ("steer", "on_policy")]
+)
+def test_sampled_route_methods_draw_from_the_route_heads_belief(monkeypatch, method: str, rollout: str) -> None:
+    """With a route head, the methods that sample their route draw n_c ~ Binomial(G, p_c) from the head-adjusted
+    p_c and force it (p_c = 0 and 1 give 0 and G; over many scenes the mean n_c is G·p_c, and q_c is p_c); without a
+    head the LM samples its route token (one unforced spec of G rollouts).  The quota method is unaffected."""
+    from types import SimpleNamespace
+
+    from compute.core.rl.plugins import RolloutSpec
+    from compute.steer import plugin as pl
+
+    tok = make_tokenizer()
+    think, direct = tok.stoi[THINK], tok.stoi[DIRECT]
+    p = np.array([0.0, 1.0] + [0.3] * 2000)
+    monkeypatch.setattr(pl, "route_probs", lambda model, prompts, *a: (p[: len(prompts)], None))
+    st = SimpleNamespace(
+        phase=0,
+        task=SimpleNamespace(tokenizer=tok),
+        model=SimpleNamespace(),
+        cfg=SimpleNamespace(temperature=1.0, seed=3),
+        extra={},
+    )
+    prob = SimpleNamespace(data={"tier": "easy"})
+    specs = [RolloutSpec([1], 8, prob, k) for k in range(len(p))]
+    plain = pl.SteerPlugin(method, rollout=rollout).plan_rollouts(specs[:3], st)
+    assert [(s.n, s.force_prefix) for s in plain] == [(8, None)] * 3
+
+    monkeypatch.setattr(pl, "route_head", lambda model: object())
+    out = pl.SteerPlugin(method, rollout=rollout).plan_rollouts(specs, st)
+    n_c = np.zeros(len(p))
+    for s in out:
+        assert s.force_prefix in ([think], [direct]) and s.meta["q_c"] == pytest.approx(p[s.group_key])
+        if s.force_prefix == [think]:
+            n_c[s.group_key] += s.n
+    assert sum(s.n for s in out) == 8 * len(p)
+    assert n_c[0] == 0 and n_c[1] == 8
+    assert abs(n_c[2:].mean() - 8 * 0.3) < 4 * np.sqrt(8 * 0.3 * 0.7 / 2000)
+    assert n_c[2:].std() == pytest.approx(np.sqrt(8 * 0.3 * 0.7), rel=0.1)  # binomial spread, not a rounded quota
+    quota = pl.SteerPlugin("steer").plan_rollouts(specs[:3], st)
+    assert [(s.n, s.force_prefix) for s in quota] == [(8, [direct]), (8, [think]), (4, [think]), (4, [direct])]
