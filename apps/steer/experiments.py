@@ -281,6 +281,19 @@ ROUTE_RL = Experiment(
         "scene set v2: STEER with a route head (CPU)": V2_ROUTE_HEAD,
         # the same at λ = 3e-3: the token row as well (docs/papers/steer.md, "The token row for the head")
         "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {**V2_ROUTE_HEAD, "lam": 3e-3},
+        # the spec's last two rows with every arm reading its route through the head (docs/papers/steer.md, "The
+        # spec's last two rows for the head"): the quota's on-policy ablation and the two scalar-shaping baselines
+        "scene set v2: on-policy STEER with a route head, λ 3e-3 (CPU)": {
+            **V2_ROUTE_HEAD,
+            "lam": 3e-3,
+            "rollout": "on_policy",
+        },
+        "scene set v2: length penalty with a route head, λ 3e-3 (CPU)": {
+            **V2_ROUTE_HEAD,
+            "lam": 3e-3,
+            "method": "length_penalty",
+        },
+        "scene set v2: AdaThink-style with a route head (CPU)": {**V2_ROUTE_HEAD, "lam": 3e-3, "method": "adathink"},
         "scene set v2: on-policy ablation (CPU)": {**MEDIUM_V2_RL, "method": "steer", "rollout": "on_policy"},
         "on-policy ablation": {"rollout": "on_policy"},
         "always-CoT": {"method": "always_cot"},
