@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/steer_rows.py OUT_DIR --recorded FILE:KEY --key NEW [--vs-key NEW2]
         [--method steer] [--n 2000] [--write]
+    PYTHONPATH=. .venv/bin/python bench/steer_rows.py OUT_DIR --b-method always_cot --file FILE --key NEW [--write]
 
 For each ``<method>_s<seed>.json`` run in OUT_DIR that ``bench/steer_bigeval.py OUT_DIR N --method M`` has scored
 (``big<N>/``; the CoT-forced pass ``big<N>_cot/`` is used where present), it takes the recorded row of the same
@@ -10,6 +11,9 @@ builds two rows per seed: this run against the recorded B (written under ``--key
 this run against the recorded A (the earlier variant, same seeds).  It prints one markdown line per seed (CoT
 ratio per tier and Spearman on the run's own scenes, tokens and their share of B's, PDMS own route and CoT forced,
 the hard tier, the recorded B and A) and the mean token share; ``--write`` adds the rows to FILE.
+
+With ``--b-method M`` instead of ``--recorded``, B is method M's run of the same seed in OUT_DIR (run beside, scored
+by the same ``steer_bigeval.py`` pass into ``big<N>/``), and ``--write`` adds the rows to ``--file``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from compute.steer.traces import THINK
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--recorded", required=True, help="FILE:KEY of the recorded rows to pair with")
+    ap.add_argument("--recorded", help="FILE:KEY of the recorded rows to pair with")
+    ap.add_argument("--b-method", help="pair with this method's scored runs in OUT_DIR instead of recorded rows")
+    ap.add_argument("--file", help="with --b-method: the JSON file that --write adds the rows to")
     ap.add_argument("--key", required=True, help="key for this batch against the recorded B")
     ap.add_argument("--vs-key", help="key for this batch against the recorded A")
     ap.add_argument("--method", default="steer")
@@ -34,8 +40,20 @@ def main() -> None:
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     out = Path(args.out)
-    file, key = args.recorded.rsplit(":", 1)
-    rec = {r["seed"]: r for r in json.loads(Path(file).read_text())[key]}
+    if (args.recorded is None) == (args.b_method is None) or (args.b_method and (not args.file or args.vs_key)):
+        raise SystemExit("give either --recorded FILE:KEY [--vs-key K] or --b-method M with --file FILE")
+    if args.recorded:
+        file, key = args.recorded.rsplit(":", 1)
+        rec = {r["seed"]: r for r in json.loads(Path(file).read_text())[key]}
+    else:
+        file, rec = args.file, {}
+        for f in sorted((out / f"big{args.n}").glob(f"{args.b_method}_s*.json")):
+            b = json.loads(f.read_text())
+            rec[int(f.stem.rsplit("_s", 1)[1])] = {
+                "b_pdms": round(b["pdms"], 4),
+                "b_epdms": round(b["epdms"], 4),
+                "b_tokens": round(b["tokens"], 2),
+            }
     rows_b, rows_a = [], []
     for f in sorted(out.glob(f"{args.method}_s*.json")):
         blob = json.loads(f.read_text())
@@ -57,8 +75,10 @@ def main() -> None:
         if cot:
             row["a_pdms_cot_forced"] = round(cot["pdms"], 4)
         rows_b.append({**row, "b_pdms": r["b_pdms"], "b_epdms": r["b_epdms"], "b_tokens": r["b_tokens"]})
-        prev = {f"b_{k[2:]}": r[k] for k in ("a_pdms", "a_epdms", "a_tokens", "a_cot_easy", "a_cot_hard")}
-        rows_a.append({**row, **prev})
+        if args.recorded:
+            rows_a.append(
+                {**row, **{f"b_{k[2:]}": r[k] for k in ("a_pdms", "a_epdms", "a_tokens", "a_cot_easy", "a_cot_hard")}}
+            )
         tier, route = np.array(own["scenes"]["tier"]), np.array(own["scenes"]["route"])
         hard = tier == "hard"
         share = " / ".join(f"{np.mean(route[tier == t] == THINK):.2f}" for t in ("easy", "medium", "hard"))
@@ -71,11 +91,13 @@ def main() -> None:
         print(
             f"| {seed} | {s['cot_easy']:.2f} / {s['cot_medium']:.2f} / {s['cot_hard']:.2f} | "
             f"{s['spearman_tier_pc']:+.2f} | {own['tokens']:.1f} ({own['tokens'] / r['b_tokens']:.4f}; "
-            f"recorded A {r['a_tokens']:.1f}) | {own['pdms']:.4f} | {cot_cells} | {r['b_pdms']:.4f} | "
-            f"{r['a_pdms']:.4f} | CoT share on {args.n}: {share} |"
+            + (f"recorded A {r['a_tokens']:.1f}" if args.recorded else args.b_method)
+            + f") | {own['pdms']:.4f} | {cot_cells} | {r['b_pdms']:.4f} | "
+            + (f"{r['a_pdms']:.4f} | " if args.recorded else "")
+            + f"CoT share on {args.n}: {share} |"
         )
     if not rows_b:
-        raise SystemExit(f"no scored {args.method} runs in {out} with a recorded seed")
+        raise SystemExit(f"no scored {args.method} runs in {out} with a B of the same seed")
     print(f"mean token share of B's: {np.mean([x['a_tokens'] / x['b_tokens'] for x in rows_b]):.4f}")
     if args.write:
         d = json.loads(Path(file).read_text())
