@@ -279,7 +279,8 @@ ROUTE_RL = Experiment(
         # route head at three times the rate", "Confirmation on fresh seeds" and "… on the first build"): κ = 3,
         # ω = 12, route head at 3e-2
         "scene set v2: STEER with a route head (CPU)": V2_ROUTE_HEAD,
-        # the same at λ = 3e-3: the token row as well (docs/papers/steer.md, "The token row for the head")
+        # the same at λ = 3e-3: the token row as well (docs/papers/steer.md, "The token row for the head" and its
+        # fresh-seed confirmation, "The head at λ = 3e-3 on fresh seeds")
         "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {**V2_ROUTE_HEAD, "lam": 3e-3},
         # the spec's last two rows with every arm reading its route through the head (docs/papers/steer.md, "The
         # spec's last two rows for the head"): the quota's on-policy ablation and the two scalar-shaping baselines
