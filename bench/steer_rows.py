@@ -27,6 +27,12 @@ import numpy as np
 from compute.steer.traces import THINK
 
 
+def scored_b(path: Path) -> dict:
+    """B's values from its ``steer_bigeval.py`` file, rounded as the recorded rows are."""
+    b = json.loads(path.read_text())
+    return {"b_pdms": round(b["pdms"], 4), "b_epdms": round(b["epdms"], 4), "b_tokens": round(b["tokens"], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -46,24 +52,18 @@ def main() -> None:
         file, key = args.recorded.rsplit(":", 1)
         rec = {r["seed"]: r for r in json.loads(Path(file).read_text())[key]}
     else:
-        file, rec = args.file, {}
-        for f in sorted((out / f"big{args.n}").glob(f"{args.b_method}_s*.json")):
-            b = json.loads(f.read_text())
-            rec[int(f.stem.rsplit("_s", 1)[1])] = {
-                "b_pdms": round(b["pdms"], 4),
-                "b_epdms": round(b["epdms"], 4),
-                "b_tokens": round(b["tokens"], 2),
-            }
+        file, rec = args.file, None
     rows_b, rows_a = [], []
     for f in sorted(out.glob(f"{args.method}_s*.json")):
         blob = json.loads(f.read_text())
         s, seed = blob["summary"], blob["params"]["seed"]
         own_f, cot_f = out / f"big{args.n}" / f.name, out / f"big{args.n}_cot" / f.name
-        if not own_f.exists() or seed not in rec:
+        b_f = out / f"big{args.n}" / f"{args.b_method}_s{seed}.json"  # with --b-method: B's run, same seed
+        r = rec.get(seed) if rec is not None else scored_b(b_f) if b_f.exists() else None
+        if not own_f.exists() or r is None:
             continue
         own = json.loads(own_f.read_text())
         cot = json.loads(cot_f.read_text()) if cot_f.exists() else None
-        r = rec[seed]
         row = {
             "seed": seed,
             "a_pdms": round(own["pdms"], 4),
