@@ -283,7 +283,8 @@ ROUTE_RL = Experiment(
         # fresh-seed confirmation, "The head at λ = 3e-3 on fresh seeds")
         "scene set v2: STEER with a route head, λ 3e-3 (CPU)": {**V2_ROUTE_HEAD, "lam": 3e-3},
         # the spec's last two rows with every arm reading its route through the head (docs/papers/steer.md, "The
-        # spec's last two rows for the head"): the quota's on-policy ablation and the two scalar-shaping baselines
+        # spec's last two rows for the head" and "… on a fresh seed"): the quota's on-policy ablation and the two
+        # scalar-shaping baselines
         "scene set v2: on-policy STEER with a route head, λ 3e-3 (CPU)": {
             **V2_ROUTE_HEAD,
             "lam": 3e-3,
