@@ -1,13 +1,15 @@
 """The spec's rollout row from two ``bench/steer_rl.py`` run JSONs: the quota against ``on_policy``.
 
-    PYTHONPATH=. .venv/bin/python bench/steer_rollout_row.py QUOTA.json ON_POLICY.json [--window 10]
+    PYTHONPATH=. .venv/bin/python bench/steer_rollout_row.py QUOTA.json ON_POLICY.json [--window 10] [--big 2000]
 
 Prints, per run: the mean fraction of two-route groups over the training steps (``route/two_route_groups``), the
 first in-training evaluation step whose greedy easy-tier CoT ratio (``eval/cot_easy``) is below 0.3, the first
 training step whose trailing ``--window``-step mean of the easy scenes' router belief (``route/pc_easy``) is below
 0.3 (a finer clock than the evaluations every ``eval_every`` steps), and the final evaluation's CoT per tier and
 tokens.  The row (spec steer §4) is met where the quota has the higher two-route fraction and reaches easy CoT < 0.3
-in fewer steps.
+in fewer steps.  With ``--big N``, where ``bench/steer_bigeval.py`` has scored both runs on N held-out scenes
+(``<run dir>/big<N>/<run name>``), it also prints the paired quota − on-policy PDMS on those scenes and the
+evaluation standard error of the paired difference (not part of the row: the quota's effect on the score).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def main() -> None:
     ap.add_argument("quota", type=Path)
     ap.add_argument("on_policy", type=Path)
     ap.add_argument("--window", type=int, default=10)
+    ap.add_argument("--big", type=int, metavar="N", help="also print quota − on-policy PDMS on N scored scenes")
     a = ap.parse_args()
     rows = [row(a.quota, a.window), row(a.on_policy, a.window)]
     for r in rows:
@@ -71,6 +74,16 @@ def main() -> None:
         f"vs on-policy {steps['oe']}; {steps['op']} ({faster=})"
     )
     print("rollout row met" if more and faster else "rollout row not met")
+    if a.big:
+        q_s, o_s = (
+            json.loads((p.parent / f"big{a.big}" / p.name).read_text())["scenes"] for p in (a.quota, a.on_policy)
+        )
+        if q_s["tier"] != o_s["tier"]:
+            raise SystemExit(f"the two runs were scored on different scenes (seeds differ?): {a.quota}, {a.on_policy}")
+        d = np.array(q_s["pdms"]) - np.array(o_s["pdms"])
+        print(
+            f"quota − on-policy PDMS on {a.big} scenes: {d.mean():+.4f} (eval SE {d.std(ddof=1) / np.sqrt(len(d)):.4f})"
+        )
 
 
 if __name__ == "__main__":
