@@ -41,6 +41,18 @@ from compute.steer.sft import load_or_build
 from compute.steer.traces import DIRECT, THINK
 
 
+def eval_se(d: np.ndarray) -> float:
+    """The evaluation standard error of a mean over scenes (per-scene sd / √scenes)."""
+    return float(d.std(ddof=1) / np.sqrt(len(d)))
+
+
+def paired_pdms(a: dict, b: dict) -> np.ndarray:
+    """Per-scene A − B PDMS from two scored files' ``scenes`` (the same scenes, so the same seed and N)."""
+    if a["tier"] != b["tier"]:
+        raise SystemExit("the two policies were scored on different scenes (different seeds or N?)")
+    return np.array(a["pdms"]) - np.array(b["pdms"])
+
+
 def evaluate(run_path: Path, n: int, force: str | None = None, sft: bool = False) -> dict:
     blob = json.loads(run_path.read_text())
     params, summary = blob["params"], blob["summary"]
@@ -140,12 +152,9 @@ def main() -> None:
     for (m, seed), ra in sorted(res.items(), key=lambda kv: kv[0][1]):
         if m != a or (b, seed) not in res:
             continue
-        d = np.array(ra["scenes"]["pdms"]) - np.array(res[(b, seed)]["scenes"]["pdms"])
+        d = paired_pdms(ra["scenes"], res[(b, seed)]["scenes"])
         k = ra["n_run"]
-        print(
-            f"| {seed} | {d[:k].mean():+.4f} | {d.mean():+.4f} | {d.std(ddof=1) / np.sqrt(len(d)):.4f} | "
-            f"{d[:k].std(ddof=1) / np.sqrt(k):.4f} |"
-        )
+        print(f"| {seed} | {d[:k].mean():+.4f} | {d.mean():+.4f} | {eval_se(d):.4f} | {eval_se(d[:k]):.4f} |")
 
 
 if __name__ == "__main__":

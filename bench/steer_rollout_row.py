@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from steer_bigeval import eval_se, paired_pdms  # the sibling script (bench/ is on sys.path when a bench script runs)
 
 
 def first_below(steps: list[int], values: list[float], level: float = 0.3, window: int = 1) -> int | None:
@@ -78,12 +79,8 @@ def main() -> None:
         q_s, o_s = (
             json.loads((p.parent / f"big{a.big}" / p.name).read_text())["scenes"] for p in (a.quota, a.on_policy)
         )
-        if q_s["tier"] != o_s["tier"]:
-            raise SystemExit(f"the two runs were scored on different scenes (seeds differ?): {a.quota}, {a.on_policy}")
-        d = np.array(q_s["pdms"]) - np.array(o_s["pdms"])
-        print(
-            f"quota − on-policy PDMS on {a.big} scenes: {d.mean():+.4f} (eval SE {d.std(ddof=1) / np.sqrt(len(d)):.4f})"
-        )
+        d = paired_pdms(q_s, o_s)
+        print(f"quota − on-policy PDMS on {a.big} scenes: {d.mean():+.4f} (eval SE {eval_se(d):.4f})")
 
 
 if __name__ == "__main__":

@@ -58,8 +58,11 @@ def main() -> None:
         blob = json.loads(f.read_text())
         s, seed = blob["summary"], blob["params"]["seed"]
         own_f, cot_f = out / f"big{args.n}" / f.name, out / f"big{args.n}_cot" / f.name
-        b_f = out / f"big{args.n}" / f"{args.b_method}_s{seed}.json"  # with --b-method: B's run, same seed
-        r = rec.get(seed) if rec is not None else scored_b(b_f) if b_f.exists() else None
+        if rec is not None:
+            r = rec.get(seed)
+        else:  # --b-method: B's scored run of the same seed, beside A's
+            b_f = out / f"big{args.n}" / f"{args.b_method}_s{seed}.json"
+            r = scored_b(b_f) if b_f.exists() else None
         if not own_f.exists() or r is None:
             continue
         own = json.loads(own_f.read_text())
